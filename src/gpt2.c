@@ -1,0 +1,280 @@
+/* The GPT-2 family: reading a Hugging Face GPT-2 checkpoint and running the forward pass.
+ * Pre-LayerNorm blocks: x += attn(ln_1(x)); x += mlp(ln_2(x)); logits = ln_f(x) @ unembed^T. */
+#include "engine.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIM (1 << 24) /* any single config dimension; products are checked separately */
+
+static int32_t cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    if (!v || v->type == LT_JSON_NULL) {
+        if (fallback < 0)
+            return lt_fail(LT_ERR_FORMAT, "config.json: missing \"%s\"", key);
+        *out = fallback;
+        return LT_OK;
+    }
+    if (v->type != LT_JSON_NUMBER || v->number != floor(v->number) || v->number < 1 ||
+        v->number > MAX_DIM)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be an integer from 1 to %d", key,
+                       MAX_DIM);
+    *out = (int32_t)v->number;
+    return LT_OK;
+}
+
+static int32_t parse_config(lt_model *m, const lt_json *cfg) {
+    int32_t st;
+    if ((st = cfg_int(cfg, "n_layer", -1, &m->n_layer)) || (st = cfg_int(cfg, "n_head", -1, &m->n_head)) ||
+        (st = cfg_int(cfg, "n_embd", -1, &m->d_model)) ||
+        (st = cfg_int(cfg, "vocab_size", -1, &m->n_vocab)))
+        return st;
+    if (lt_json_get(cfg, "n_positions")) st = cfg_int(cfg, "n_positions", -1, &m->n_ctx);
+    else if (lt_json_get(cfg, "n_ctx")) st = cfg_int(cfg, "n_ctx", -1, &m->n_ctx);
+    else return lt_fail(LT_ERR_FORMAT, "config.json: missing \"n_positions\" (or \"n_ctx\")");
+    if (st) return st;
+    if (m->d_model % m->n_head)
+        return lt_fail(LT_ERR_FORMAT, "config.json: n_embd (%d) is not a multiple of n_head (%d)",
+                       m->d_model, m->n_head);
+    m->d_head = m->d_model / m->n_head;
+    int32_t four_d = m->d_model <= MAX_DIM / 4 ? 4 * m->d_model : MAX_DIM;
+    if ((st = cfg_int(cfg, "n_inner", four_d, &m->d_mlp))) return st;
+
+    const lt_json *eps = lt_json_get(cfg, "layer_norm_epsilon");
+    m->ln_eps = 1e-5f;
+    if (eps) {
+        if (eps->type != LT_JSON_NUMBER || !(eps->number > 0) || eps->number > 1)
+            return lt_fail(LT_ERR_FORMAT, "config.json: \"layer_norm_epsilon\" must be in (0, 1]");
+        m->ln_eps = (float)eps->number;
+    }
+    const lt_json *act = lt_json_get(cfg, "activation_function");
+    const char *a = act && act->type == LT_JSON_STRING ? act->string : "gelu_new";
+    if (act && act->type != LT_JSON_STRING)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"activation_function\" must be a string");
+    if (!strcmp(a, "gelu_new") || !strcmp(a, "gelu_pytorch_tanh")) {
+        m->act = LT_ACT_GELU_TANH;
+        m->act_name = "gelu_new";
+    } else if (!strcmp(a, "gelu")) {
+        m->act = LT_ACT_GELU_ERF;
+        m->act_name = "gelu";
+    } else if (!strcmp(a, "relu")) {
+        m->act = LT_ACT_RELU;
+        m->act_name = "relu";
+    } else {
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "config.json: activation_function \"%.40s\" is not supported (gelu_new, "
+                       "gelu or relu)", a);
+    }
+    const lt_json *tie = lt_json_get(cfg, "tie_word_embeddings");
+    m->tied = !(tie && tie->type == LT_JSON_BOOL && !tie->boolean);
+    /* options of Hugging Face's GPT2Config that change the maths: refuse rather than run wrong */
+    const lt_json *o = lt_json_get(cfg, "scale_attn_weights");
+    if (o && o->type == LT_JSON_BOOL && !o->boolean)
+        return lt_fail(LT_ERR_UNSUPPORTED, "config.json: scale_attn_weights=false is not supported");
+    o = lt_json_get(cfg, "scale_attn_by_inverse_layer_idx");
+    if (o && o->type == LT_JSON_BOOL && o->boolean)
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "config.json: scale_attn_by_inverse_layer_idx=true is not supported");
+    return LT_OK;
+}
+
+/* Total f32 weights, or false on overflow. */
+static bool count_params(const lt_model *m, size_t *out) {
+    size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, per = 0, emb = 0, t;
+    /* per layer: 2 LayerNorms, qkv, attention projection, MLP in and out */
+    size_t parts[] = {4 * d, 3 * d, d, f, d};
+    size_t mats[][2] = {{d, 3 * d}, {d, d}, {d, f}, {f, d}};
+    for (size_t i = 0; i < 4; i++) {
+        if (!lt_mul_size(mats[i][0], mats[i][1], &t) || !lt_add_size(per, t, &per)) return false;
+    }
+    for (size_t i = 0; i < 5; i++)
+        if (!lt_add_size(per, parts[i], &per)) return false;
+    if (!lt_mul_size(per, (size_t)m->n_layer, &per)) return false;
+    if (!lt_mul_size((size_t)m->n_vocab, d, &t) || !lt_add_size(emb, t, &emb)) return false;
+    if (!m->tied && !lt_add_size(emb, t, &emb)) return false;
+    if (!lt_mul_size((size_t)m->n_ctx, d, &t) || !lt_add_size(emb, t, &emb)) return false;
+    if (!lt_add_size(emb, 2 * d, &emb)) return false;
+    return lt_add_size(per, emb, out);
+}
+
+typedef struct {
+    const lt_st_file *st;
+    float *next; /* where the next tensor goes in the arena */
+    const char *dtype;
+} loader;
+
+/* Find `name` (also under the "transformer." prefix), check it against the expected shape,
+ * convert it to f32 into the arena and return where it landed. */
+static int32_t take(loader *L, const char *name, size_t rows, size_t cols, float **out) {
+    char prefixed[128];
+    snprintf(prefixed, sizeof prefixed, "transformer.%s", name);
+    const lt_st_tensor *t = lt_st_find(L->st, name);
+    if (!t) t = lt_st_find(L->st, prefixed);
+    if (!t) return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor '%s'", name);
+    if (t->dtype == LT_DT_OTHER)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' has dtype %s; lantern reads F32, F16 or BF16",
+                       t->name, t->dtype_name);
+    bool ok = cols ? (t->rank == 2 && t->shape[0] == rows && t->shape[1] == cols)
+                   : (t->rank == 1 && t->shape[0] == rows);
+    if (!ok) {
+        char got[96] = "[";
+        for (int32_t i = 0; i < t->rank && strlen(got) < 64; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", i ? ", " : "",
+                     (unsigned long long)t->shape[i]);
+        strcat(got, "]");
+        if (cols)
+            return lt_fail(LT_ERR_FORMAT,
+                           "model.safetensors: tensor '%s' has shape %s but the config needs [%zu, %zu]",
+                           t->name, got, rows, cols);
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' has shape %s but the config needs [%zu]",
+                       t->name, got, rows);
+    }
+    lt_st_to_f32(L->next, t);
+    for (size_t i = 0; i < t->numel; i++)
+        if (!isfinite(L->next[i]))
+            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values",
+                           t->name);
+    if (!L->dtype) L->dtype = t->dtype_name;
+    else if (strcmp(L->dtype, t->dtype_name)) L->dtype = "mixed";
+    *out = L->next;
+    L->next += t->numel;
+    return LT_OK;
+}
+
+int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
+                     const lt_model_params *params) {
+    int32_t rc = parse_config(m, cfg);
+    if (rc) return rc;
+    if (!m->tied && !lt_st_find(st, "lm_head.weight"))
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: missing tensor 'lm_head.weight' (tie_word_embeddings "
+                       "is false)");
+    size_t n_params, bytes;
+    if (!count_params(m, &n_params) || !lt_mul_size(n_params, sizeof(float), &bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "model too large: its weights do not fit in this build's address space");
+    if (bytes > params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB "
+                       "allowed", (double)bytes / 1e9, (double)params->max_weight_bytes / 1e9);
+    m->n_params = n_params;
+    m->layers = calloc((size_t)m->n_layer, sizeof *m->layers);
+    m->arena = malloc(bytes ? bytes : 1);
+    if (!m->layers || !m->arena)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "out of memory: the model's weights need %.2f GB", (double)bytes / 1e9);
+
+    loader L = {st, m->arena, NULL};
+    size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
+    if ((rc = take(&L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
+        (rc = take(&L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
+        (rc = take(&L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
+        (rc = take(&L, "ln_f.bias", d, 0, &m->ln_f_b)))
+        return rc;
+    m->unembed = m->wte;
+    if (!m->tied && (rc = take(&L, "lm_head.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_gpt2_layer *y = &m->layers[l];
+        struct { const char *suffix; size_t rows, cols; float **dst; } parts[] = {
+            {"ln_1.weight", d, 0, &y->ln1_w},           {"ln_1.bias", d, 0, &y->ln1_b},
+            {"attn.c_attn.weight", d, 3 * d, &y->qkv_w}, {"attn.c_attn.bias", 3 * d, 0, &y->qkv_b},
+            {"attn.c_proj.weight", d, d, &y->attn_proj_w}, {"attn.c_proj.bias", d, 0, &y->attn_proj_b},
+            {"ln_2.weight", d, 0, &y->ln2_w},           {"ln_2.bias", d, 0, &y->ln2_b},
+            {"mlp.c_fc.weight", d, f, &y->fc_w},        {"mlp.c_fc.bias", f, 0, &y->fc_b},
+            {"mlp.c_proj.weight", f, d, &y->mlp_proj_w}, {"mlp.c_proj.bias", d, 0, &y->mlp_proj_b},
+        };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "h.%d.%s", (int)l, parts[i].suffix);
+            if ((rc = take(&L, name, parts[i].rows, parts[i].cols, parts[i].dst))) return rc;
+        }
+    }
+    m->weights_dtype = L.dtype;
+    m->hooks = lt_gpt2_hooks;
+    m->n_hooks = LT_H_GPT2_COUNT;
+    return LT_OK;
+}
+
+static void activate(const lt_model *m, float *x, int64_t n) {
+    switch (m->act) {
+    case LT_ACT_GELU_TANH: lt_k_gelu_tanh(x, n); break;
+    case LT_ACT_GELU_ERF: lt_k_gelu_erf(x, n); break;
+    case LT_ACT_RELU: lt_k_relu(x, n); break;
+    }
+}
+
+void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, p0 = s->n_past, n_kv = p0 + n;
+    const size_t nd = (size_t)n * d;
+    float *x = s->x, *xn = s->xn, *qkv = s->qkv, *z = s->z, *tmp = s->tmp, *h = s->h;
+
+    /* embeddings: x = wte[id] + wpe[pos] */
+    float *cap_embed = lt_capture(s, LT_H_EMBED, 0), *cap_pos = lt_capture(s, LT_H_POS_EMBED, 0);
+    for (int32_t t = 0; t < n; t++) {
+        const float *te = m->wte + (size_t)ids[t] * d, *pe = m->wpe + (size_t)(p0 + t) * d;
+        float *xr = x + (size_t)t * d;
+        for (int32_t i = 0; i < d; i++) xr[i] = te[i] + pe[i];
+        if (cap_embed) memcpy(cap_embed + (size_t)t * d, te, (size_t)d * sizeof(float));
+        if (cap_pos) memcpy(cap_pos + (size_t)t * d, pe, (size_t)d * sizeof(float));
+    }
+
+    lt_attn_dims ad = {
+        .n_q = n, .n_kv = n_kv, .n_head = m->n_head, .d_head = m->d_head,
+        .q_stride = 3 * d, .kv_stride = d, .out_stride = d,
+        .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = NULL,
+    };
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        const lt_gpt2_layer *y = &m->layers[l];
+        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
+        lt_capture_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d);
+
+        lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
+        lt_capture_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
+        lt_k_matmul(qkv, xn, y->qkv_w, y->qkv_b, n, d, 3 * d);
+        for (int32_t t = 0; t < n; t++) {
+            memcpy(kc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + d, (size_t)d * sizeof(float));
+            memcpy(vc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + 2 * d, (size_t)d * sizeof(float));
+        }
+        lt_capture_rows(s, LT_H_Q, l, qkv, n, 3 * d, 0, d);
+        lt_capture_rows(s, LT_H_K, l, qkv, n, 3 * d, d, d);
+        lt_capture_rows(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
+        lt_k_attention(z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv,
+                       kc, vc, &ad, s->att_row);
+        lt_capture_rows(s, LT_H_Z, l, z, n, d, 0, d);
+        lt_k_matmul(tmp, z, y->attn_proj_w, y->attn_proj_b, n, d, d);
+        lt_capture_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
+        lt_k_add(x, tmp, (int64_t)nd);
+        lt_capture_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
+
+        lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
+        lt_capture_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
+        lt_k_matmul(h, xn, y->fc_w, y->fc_b, n, d, m->d_mlp);
+        lt_capture_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
+        activate(m, h, (int64_t)n * m->d_mlp);
+        lt_capture_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
+        lt_k_matmul(tmp, h, y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
+        lt_capture_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
+        lt_k_add(x, tmp, (int64_t)nd);
+        lt_capture_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
+    }
+
+    /* the final norm and unembedding run on every row only when those rows are captured */
+    float *cap_logits = lt_capture(s, LT_H_LOGITS, 0);
+    const bool all_rows = cap_logits || lt_capture(s, LT_H_LN_FINAL, 0);
+    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
+    float *xf = xn + (size_t)first * d;
+    lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
+    lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
+    if (cap_logits) {
+        lt_k_matmul_nt(cap_logits, xf, m->unembed, rows, d, m->n_vocab);
+        memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
+    } else {
+        lt_k_matmul_nt(s->logits, xf + (size_t)(rows - 1) * d, m->unembed, 1, d, m->n_vocab);
+    }
+}

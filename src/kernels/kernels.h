@@ -1,0 +1,75 @@
+/* The numeric kernels every model family is built from. Each has a plain scalar reference
+ * (ref.c), kept forever as the definition the optimised versions are tested against, and where
+ * it pays a wasm SIMD128 version (wasm_simd.c). lt_k_* names the version this build uses.
+ * Outputs come first, then inputs, then weights, then dimensions. Matrices are row-major. */
+#ifndef LT_KERNELS_H
+#define LT_KERNELS_H
+
+#include <stdint.h>
+
+/* out[n, d_out] = in[n, d_in] @ w[d_in, d_out] + bias[d_out] (bias may be NULL).
+ * The weight layout of GPT-2's Conv1D. */
+void lt_matmul_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                   int32_t d_in, int32_t d_out);
+
+/* out[n, d_out] = in[n, d_in] @ w[d_out, d_in]^T: the layout of nn.Linear and of a tied
+ * unembedding (logits = x @ wte^T). */
+void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                      int32_t d_out);
+
+/* Scaled dot-product attention, head by head:
+ *   out_i = sum_j softmax_j(q_i . k_j * scale + mask_ij) v_j
+ * Query row i (absolute position q_offset + i) may see key j when the key is valid and, for a
+ * causal mask, j <= q_offset + i; other keys get -inf before the softmax and exactly 0 after. */
+typedef struct lt_attn_dims {
+    int32_t n_q, n_kv;      /* query rows, key/value rows */
+    int32_t n_head, d_head;
+    int32_t q_stride;       /* floats from one query row to the next (>= n_head * d_head) */
+    int32_t kv_stride;      /* the same for key and value rows */
+    int32_t out_stride;
+    int32_t causal;         /* nonzero: apply the causal mask */
+    int32_t q_offset;       /* absolute position of query row 0 */
+    float scale;            /* usually 1 / sqrt(d_head) */
+    const uint8_t *key_valid; /* [n_kv], 0 marks a padded key; NULL: all valid */
+} lt_attn_dims;
+
+/* out [n_q, out_stride]; scores and pattern [n_head, n_q, n_kv] or NULL (written only if given:
+ * scores are scaled and masked, pattern the softmax); scratch [n_kv]. A query row that sees no
+ * key at all gets a zero output and an all-zero pattern row. */
+void lt_attention_ref(float *out, float *scores, float *pattern, const float *q, const float *k,
+                      const float *v, const lt_attn_dims *d, float *scratch);
+
+/* LayerNorm over each row of x[n, dim] (biased variance, as PyTorch): out may equal x. */
+void lt_layernorm_ref(float *out, const float *x, const float *weight, const float *bias,
+                      int32_t n, int32_t dim, float eps);
+
+void lt_gelu_tanh_ref(float *x, int64_t n); /* "gelu_new": tanh approximation */
+void lt_gelu_erf_ref(float *x, int64_t n);  /* "gelu": exact, with erf */
+void lt_relu_ref(float *x, int64_t n);
+void lt_add_ref(float *x, const float *y, int64_t n); /* x += y */
+/* In place softmax of x[n]; returns the row's max. */
+float lt_softmax_ref(float *x, int32_t n);
+
+#ifdef __wasm_simd128__
+void lt_matmul_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                    int32_t d_in, int32_t d_out);
+void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                       int32_t d_out);
+void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
+                       const float *v, const lt_attn_dims *d, float *scratch);
+#define lt_k_matmul lt_matmul_simd
+#define lt_k_matmul_nt lt_matmul_nt_simd
+#define lt_k_attention lt_attention_simd
+#else
+#define lt_k_matmul lt_matmul_ref
+#define lt_k_matmul_nt lt_matmul_nt_ref
+#define lt_k_attention lt_attention_ref
+#endif
+#define lt_k_layernorm lt_layernorm_ref
+#define lt_k_gelu_tanh lt_gelu_tanh_ref
+#define lt_k_gelu_erf lt_gelu_erf_ref
+#define lt_k_relu lt_relu_ref
+#define lt_k_add lt_add_ref
+#define lt_k_softmax lt_softmax_ref
+
+#endif

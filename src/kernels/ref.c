@@ -1,0 +1,120 @@
+/* Scalar reference kernels: the definitions. Plain loops, no tricks; the SIMD kernels are
+ * tested against these. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stddef.h>
+
+void lt_matmul_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                   int32_t d_in, int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        float *o = out + (size_t)t * d_out;
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) o[j] = bias ? bias[j] : 0.0f;
+        for (int32_t i = 0; i < d_in; i++) {
+            const float xi = x[i];
+            const float *wr = w + (size_t)i * d_out;
+            for (int32_t j = 0; j < d_out; j++) o[j] += xi * wr[j];
+        }
+    }
+}
+
+void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                      int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) {
+            const float *wr = w + (size_t)j * d_in;
+            float s = 0.0f;
+            for (int32_t i = 0; i < d_in; i++) s += x[i] * wr[i];
+            out[(size_t)t * d_out + j] = s;
+        }
+    }
+}
+
+float lt_softmax_ref(float *x, int32_t n) {
+    float max = -INFINITY;
+    for (int32_t i = 0; i < n; i++)
+        if (x[i] > max) max = x[i];
+    if (max == -INFINITY) { /* nothing to attend to: an all-zero row, not NaN */
+        for (int32_t i = 0; i < n; i++) x[i] = 0.0f;
+        return max;
+    }
+    float sum = 0.0f;
+    for (int32_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = 1.0f / sum;
+    for (int32_t i = 0; i < n; i++) x[i] *= inv;
+    return max;
+}
+
+static int key_visible(const lt_attn_dims *d, int32_t i, int32_t j) {
+    if (d->key_valid && !d->key_valid[j]) return 0;
+    return !d->causal || j <= d->q_offset + i;
+}
+
+void lt_attention_ref(float *out, float *scores, float *pattern, const float *q, const float *k,
+                      const float *v, const lt_attn_dims *d, float *scratch) {
+    const size_t plane = (size_t)d->n_q * d->n_kv;
+    for (int32_t h = 0; h < d->n_head; h++) {
+        for (int32_t i = 0; i < d->n_q; i++) {
+            const float *qi = q + (size_t)i * d->q_stride + (size_t)h * d->d_head;
+            for (int32_t j = 0; j < d->n_kv; j++) {
+                if (!key_visible(d, i, j)) { scratch[j] = -INFINITY; continue; }
+                const float *kj = k + (size_t)j * d->kv_stride + (size_t)h * d->d_head;
+                float s = 0.0f;
+                for (int32_t c = 0; c < d->d_head; c++) s += qi[c] * kj[c];
+                scratch[j] = s * d->scale;
+            }
+            const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
+            if (scores)
+                for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = scratch[j];
+            lt_softmax_ref(scratch, d->n_kv);
+            if (pattern)
+                for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = scratch[j];
+            float *oi = out + (size_t)i * d->out_stride + (size_t)h * d->d_head;
+            for (int32_t c = 0; c < d->d_head; c++) oi[c] = 0.0f;
+            for (int32_t j = 0; j < d->n_kv; j++) {
+                if (scratch[j] == 0.0f) continue;
+                const float *vj = v + (size_t)j * d->kv_stride + (size_t)h * d->d_head;
+                for (int32_t c = 0; c < d->d_head; c++) oi[c] += scratch[j] * vj[c];
+            }
+        }
+    }
+}
+
+void lt_layernorm_ref(float *out, const float *x, const float *weight, const float *bias,
+                      int32_t n, int32_t dim, float eps) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *xr = x + (size_t)t * dim;
+        float *o = out + (size_t)t * dim;
+        float mean = 0.0f;
+        for (int32_t i = 0; i < dim; i++) mean += xr[i];
+        mean /= (float)dim;
+        float var = 0.0f;
+        for (int32_t i = 0; i < dim; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= (float)dim;
+        const float inv = 1.0f / sqrtf(var + eps);
+        for (int32_t i = 0; i < dim; i++) o[i] = (xr[i] - mean) * inv * weight[i] + bias[i];
+    }
+}
+
+void lt_gelu_tanh_ref(float *x, int64_t n) {
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 0.5f * x[i] * (1.0f + tanhf(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+void lt_gelu_erf_ref(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
+void lt_relu_ref(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void lt_add_ref(float *x, const float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] += y[i];
+}

@@ -1,0 +1,208 @@
+/* wasm SIMD128 kernels. Same contracts as ref.c. wasm SIMD128 has no fused multiply-add, so
+ * where the order of additions matches the reference (matmul, the weighted sum of values) the
+ * results are bit-identical to it; dot products (matmul_nt, q . k) sum in four lanes and differ
+ * from the reference by rounding only. Register tiles stay at 8 or fewer v128 accumulators,
+ * beyond which V8 spills. */
+#ifdef __wasm_simd128__
+#include "kernels.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <wasm_simd128.h>
+
+static inline float hsum(v128_t v) {
+    return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+           (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+
+static inline v128_t bias4(const float *bias, int32_t j) {
+    return bias ? wasm_v128_load(bias + j) : wasm_f32x4_splat(0.0f);
+}
+
+void lt_matmul_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                    int32_t d_in, int32_t d_out) {
+    int32_t t = 0;
+    /* 4 rows x 8 columns: each weight vector loaded once serves four rows */
+    for (; t + 4 <= n; t += 4) {
+        const float *x0 = in + (size_t)t * d_in, *x1 = x0 + d_in, *x2 = x1 + d_in, *x3 = x2 + d_in;
+        float *o0 = out + (size_t)t * d_out, *o1 = o0 + d_out, *o2 = o1 + d_out, *o3 = o2 + d_out;
+        int32_t j = 0;
+        for (; j + 8 <= d_out; j += 8) {
+            v128_t a00 = bias4(bias, j), a01 = bias4(bias, j + 4);
+            v128_t a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
+            const float *wp = w + j;
+            for (int32_t i = 0; i < d_in; i++, wp += d_out) {
+                const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 4);
+                v128_t s = wasm_f32x4_splat(x0[i]);
+                a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(s, w0));
+                a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(s, w1));
+                s = wasm_f32x4_splat(x1[i]);
+                a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(s, w0));
+                a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(s, w1));
+                s = wasm_f32x4_splat(x2[i]);
+                a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(s, w0));
+                a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(s, w1));
+                s = wasm_f32x4_splat(x3[i]);
+                a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(s, w0));
+                a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(s, w1));
+            }
+            wasm_v128_store(o0 + j, a00); wasm_v128_store(o0 + j + 4, a01);
+            wasm_v128_store(o1 + j, a10); wasm_v128_store(o1 + j + 4, a11);
+            wasm_v128_store(o2 + j, a20); wasm_v128_store(o2 + j + 4, a21);
+            wasm_v128_store(o3 + j, a30); wasm_v128_store(o3 + j + 4, a31);
+        }
+        for (; j + 4 <= d_out; j += 4) {
+            v128_t a0 = bias4(bias, j), a1 = a0, a2 = a0, a3 = a0;
+            const float *wp = w + j;
+            for (int32_t i = 0; i < d_in; i++, wp += d_out) {
+                const v128_t w0 = wasm_v128_load(wp);
+                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_f32x4_splat(x0[i]), w0));
+                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wasm_f32x4_splat(x1[i]), w0));
+                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wasm_f32x4_splat(x2[i]), w0));
+                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wasm_f32x4_splat(x3[i]), w0));
+            }
+            wasm_v128_store(o0 + j, a0); wasm_v128_store(o1 + j, a1);
+            wasm_v128_store(o2 + j, a2); wasm_v128_store(o3 + j, a3);
+        }
+        for (; j < d_out; j++) { /* column tail, scalar, same order as the reference */
+            float s0 = bias ? bias[j] : 0.0f, s1 = s0, s2 = s0, s3 = s0;
+            for (int32_t i = 0; i < d_in; i++) {
+                const float wv = w[(size_t)i * d_out + j];
+                s0 += x0[i] * wv; s1 += x1[i] * wv; s2 += x2[i] * wv; s3 += x3[i] * wv;
+            }
+            o0[j] = s0; o1[j] = s1; o2[j] = s2; o3[j] = s3;
+        }
+    }
+    /* remaining rows (all of them when decoding a single token): 1 row x 16 columns */
+    for (; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        float *o = out + (size_t)t * d_out;
+        int32_t j = 0;
+        for (; j + 16 <= d_out; j += 16) {
+            v128_t a0 = bias4(bias, j), a1 = bias4(bias, j + 4), a2 = bias4(bias, j + 8),
+                   a3 = bias4(bias, j + 12);
+            const float *wp = w + j;
+            for (int32_t i = 0; i < d_in; i++, wp += d_out) {
+                const v128_t s = wasm_f32x4_splat(x[i]);
+                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(s, wasm_v128_load(wp)));
+                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(s, wasm_v128_load(wp + 4)));
+                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(s, wasm_v128_load(wp + 8)));
+                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(s, wasm_v128_load(wp + 12)));
+            }
+            wasm_v128_store(o + j, a0); wasm_v128_store(o + j + 4, a1);
+            wasm_v128_store(o + j + 8, a2); wasm_v128_store(o + j + 12, a3);
+        }
+        for (; j + 4 <= d_out; j += 4) {
+            v128_t a = bias4(bias, j);
+            const float *wp = w + j;
+            for (int32_t i = 0; i < d_in; i++, wp += d_out)
+                a = wasm_f32x4_add(a, wasm_f32x4_mul(wasm_f32x4_splat(x[i]), wasm_v128_load(wp)));
+            wasm_v128_store(o + j, a);
+        }
+        for (; j < d_out; j++) {
+            float s = bias ? bias[j] : 0.0f;
+            for (int32_t i = 0; i < d_in; i++) s += x[i] * w[(size_t)i * d_out + j];
+            o[j] = s;
+        }
+    }
+}
+
+/* dot product of a[n] and b[n] in four lanes, then a scalar tail */
+static inline float dot(const float *a, const float *b, int32_t n) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+    float s = hsum(acc);
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                       int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        float *o = out + (size_t)t * d_out;
+        int32_t j = 0;
+        /* four output columns at once: x is loaded once for four weight rows */
+        for (; j + 4 <= d_out; j += 4) {
+            const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
+                        *w3 = w2 + d_in;
+            v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+            int32_t i = 0;
+            for (; i + 4 <= d_in; i += 4) {
+                const v128_t xv = wasm_v128_load(x + i);
+                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(xv, wasm_v128_load(w0 + i)));
+                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(xv, wasm_v128_load(w1 + i)));
+                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(xv, wasm_v128_load(w2 + i)));
+                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(xv, wasm_v128_load(w3 + i)));
+            }
+            float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+            for (; i < d_in; i++) {
+                s0 += x[i] * w0[i]; s1 += x[i] * w1[i]; s2 += x[i] * w2[i]; s3 += x[i] * w3[i];
+            }
+            o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
+        }
+        for (; j < d_out; j++) o[j] = dot(x, w + (size_t)j * d_in, d_in);
+    }
+}
+
+void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
+                       const float *v, const lt_attn_dims *d, float *scratch) {
+    const size_t plane = (size_t)d->n_q * d->n_kv;
+    const int32_t dh = d->d_head;
+    for (int32_t h = 0; h < d->n_head; h++) {
+        for (int32_t i = 0; i < d->n_q; i++) {
+            const float *qi = q + (size_t)i * d->q_stride + (size_t)h * dh;
+            const float *kh = k + (size_t)h * dh, *vh = v + (size_t)h * dh;
+            /* keys past this bound are causally masked: neither computed nor visited */
+            int32_t end = d->n_kv;
+            if (d->causal && d->q_offset + i + 1 < end) end = d->q_offset + i + 1;
+            if (end < 0) end = 0;
+            for (int32_t j = 0; j < end; j++)
+                scratch[j] = (d->key_valid && !d->key_valid[j])
+                                 ? -INFINITY
+                                 : dot(qi, kh + (size_t)j * d->kv_stride, dh) * d->scale;
+            for (int32_t j = end; j < d->n_kv; j++) scratch[j] = -INFINITY;
+            const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
+            if (scores)
+                for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = scratch[j];
+            lt_softmax_ref(scratch, end);
+            for (int32_t j = end; j < d->n_kv; j++) scratch[j] = 0.0f;
+            if (pattern)
+                for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = scratch[j];
+            float *oi = out + (size_t)i * d->out_stride + (size_t)h * dh;
+            int32_t c = 0;
+            for (; c + 16 <= dh; c += 16) {
+                v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+                for (int32_t j = 0; j < end; j++) {
+                    if (scratch[j] == 0.0f) continue;
+                    const v128_t p = wasm_f32x4_splat(scratch[j]);
+                    const float *vj = vh + (size_t)j * d->kv_stride + c;
+                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(p, wasm_v128_load(vj)));
+                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(p, wasm_v128_load(vj + 4)));
+                    a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(p, wasm_v128_load(vj + 8)));
+                    a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(p, wasm_v128_load(vj + 12)));
+                }
+                wasm_v128_store(oi + c, a0); wasm_v128_store(oi + c + 4, a1);
+                wasm_v128_store(oi + c + 8, a2); wasm_v128_store(oi + c + 12, a3);
+            }
+            for (; c + 4 <= dh; c += 4) {
+                v128_t a = wasm_f32x4_splat(0.0f);
+                for (int32_t j = 0; j < end; j++) {
+                    if (scratch[j] == 0.0f) continue;
+                    a = wasm_f32x4_add(a, wasm_f32x4_mul(wasm_f32x4_splat(scratch[j]),
+                                                         wasm_v128_load(vh + (size_t)j * d->kv_stride + c)));
+                }
+                wasm_v128_store(oi + c, a);
+            }
+            for (; c < dh; c++) {
+                float s = 0.0f;
+                for (int32_t j = 0; j < end; j++)
+                    if (scratch[j] != 0.0f) s += scratch[j] * vh[(size_t)j * d->kv_stride + c];
+                oi[c] = s;
+            }
+        }
+    }
+}
+#endif

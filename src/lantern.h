@@ -1,0 +1,200 @@
+/*
+ * lantern.h - a transformer you can see through.
+ *
+ * A small C11 engine that runs GPT-2-family language models and lets the caller read every
+ * intermediate tensor by its TransformerLens hook name. It never touches a filesystem: the
+ * caller hands it the bytes of a Hugging Face model folder (config.json and model.safetensors).
+ *
+ * Usage:
+ *
+ *     lt_model *model = NULL;
+ *     if (lt_model_load(config, config_len, weights, weights_len,
+ *                       lt_model_default_params(), &model) != LT_OK) {
+ *         fprintf(stderr, "%s\n", lt_last_error());
+ *         return 1;
+ *     }
+ *     lt_session *s = NULL;
+ *     lt_session_init(model, lt_session_default_params(), &s);
+ *     lt_session_set_capture(s, "blocks.0.attn.hook_pattern, logits");
+ *
+ *     int32_t prompt[] = {464, 3290, 318};
+ *     lt_session_forward(s, prompt, 3);              // prefill: one batched pass
+ *
+ *     const float *pattern; int32_t shape[LT_MAX_DIMS]; int32_t ndim;
+ *     lt_session_tensor(s, "blocks.0.attn.hook_pattern", &pattern, shape, &ndim);
+ *     // shape = {n_head, 3, 3}: row i is the attention of token i over tokens 0..i
+ *
+ *     lt_sampling_params sp = lt_sampling_default_params();
+ *     sp.temperature = 0.8f;
+ *     int32_t next;
+ *     lt_session_sample(s, sp, &next);
+ *     lt_session_step(s, next);                      // decode one token with the KV cache
+ *
+ *     lt_session_free(s);
+ *     lt_model_free(model);
+ *
+ * Lifetimes: a session borrows its model (free sessions first). Pointers returned by getters
+ * point into session-owned memory and stay valid until the next call that changes the session
+ * (forward, step, rewind, reset, set_capture, free).
+ *
+ * Errors: every function that can fail returns an lt_status. On failure the session or model is
+ * left exactly as it was, and lt_last_error() holds a readable message. Nothing in the library
+ * exits or aborts on bad input.
+ */
+#ifndef LANTERN_H
+#define LANTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LT_MAX_DIMS 4
+
+typedef enum lt_status {
+    LT_OK = 0,
+    LT_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a NaN temperature, an unknown tensor name */
+    LT_ERR_FORMAT = 2,           /* a malformed or inconsistent config.json or safetensors file */
+    LT_ERR_UNSUPPORTED = 3,      /* a well-formed file asking for something lantern cannot run */
+    LT_ERR_OUT_OF_MEMORY = 4,    /* an allocation failed or a size limit would be passed */
+    LT_ERR_OUT_OF_RANGE = 5,     /* a token id outside the vocabulary, a context overflow */
+    LT_ERR_STATE = 6             /* the call does not fit the session's state (no logits yet) */
+} lt_status;
+
+/* The message of the most recent failure (an empty string if none yet). Never NULL. */
+const char *lt_last_error(void);
+/* The status code of the most recent failure (LT_OK if none yet). */
+int32_t lt_last_error_code(void);
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct lt_model lt_model;
+
+typedef struct lt_model_params {
+    /* Refuse a model whose weights would need more than this many bytes once loaded (f32),
+     * before allocating anything. 0 means the build's default (3 GiB on wasm32, no limit on
+     * 64-bit hosts). */
+    uint64_t max_weight_bytes;
+} lt_model_params;
+
+lt_model_params lt_model_default_params(void);
+
+/* Load a model from the bytes of config.json and model.safetensors. The bytes are copied (and
+ * converted to f32 from F32, F16 or BF16), so the caller may free them once this returns.
+ * Returns LT_OK and sets *out, or:
+ *   LT_ERR_INVALID_ARGUMENT  a NULL pointer;
+ *   LT_ERR_FORMAT            malformed JSON or safetensors, a missing tensor, a shape or dtype
+ *                            that does not match the config, offsets outside the data or
+ *                            overlapping, NaN or infinite weights;
+ *   LT_ERR_UNSUPPORTED       a model type or activation function lantern does not run;
+ *   LT_ERR_OUT_OF_MEMORY     the weights exceed max_weight_bytes or memory ran out. */
+int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t *safetensors,
+                      size_t safetensors_len, lt_model_params params, lt_model **out);
+
+void lt_model_free(lt_model *model);
+
+int32_t lt_model_n_vocab(const lt_model *model);
+int32_t lt_model_n_ctx(const lt_model *model);
+int32_t lt_model_n_layer(const lt_model *model);
+
+/* A JSON object describing the model: family, n_layer, n_head, d_model, d_head, d_mlp,
+ * n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings, n_params. Owned by the model. */
+const char *lt_model_describe(const lt_model *model);
+
+/* ---------------------------------------------------------------- sessions */
+
+typedef struct lt_session lt_session;
+
+typedef struct lt_session_params {
+    /* Refuse a forward pass whose captured tensors would need more than this many bytes, before
+     * running it. 0 means the default, 256 MiB. */
+    uint64_t max_capture_bytes;
+    /* Seed of the session's random generator (see lt_session_sample). */
+    uint64_t seed;
+} lt_session_params;
+
+lt_session_params lt_session_default_params(void);
+
+/* Create a session holding the KV cache of one sequence of up to n_ctx tokens.
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT, or LT_ERR_OUT_OF_MEMORY. */
+int32_t lt_session_init(lt_model *model, lt_session_params params, lt_session **out);
+void lt_session_free(lt_session *session);
+
+/* Choose which intermediate tensors the following forward passes keep: a list of names or
+ * glob patterns ('*' matches any run of characters) separated by commas or white space, e.g.
+ * "blocks.*.attn.hook_pattern, logits". "" keeps none (the default), "*" keeps all.
+ * Returns LT_OK, or LT_ERR_INVALID_ARGUMENT when a pattern matches no tensor name. */
+int32_t lt_session_set_capture(lt_session *session, const char *patterns);
+
+/* Append n tokens in one batched pass (prefill). Afterwards the logits of the last position are
+ * available, and every captured tensor holds the rows of these n positions (attention against
+ * all keys so far). Returns LT_OK, or (leaving the session unchanged):
+ *   LT_ERR_INVALID_ARGUMENT  ids NULL or n < 1;
+ *   LT_ERR_OUT_OF_RANGE      a token id < 0 or >= n_vocab, or n_past + n > n_ctx;
+ *   LT_ERR_OUT_OF_MEMORY     the captured tensors would exceed max_capture_bytes, or memory
+ *                            ran out. */
+int32_t lt_session_forward(lt_session *session, const int32_t *ids, int32_t n);
+
+/* Append one token using the KV cache: the same as lt_session_forward(session, &id, 1). */
+int32_t lt_session_step(lt_session *session, int32_t id);
+
+/* Go back to position pos (0 <= pos <= n_past): keep the first pos tokens and forget the rest.
+ * For pos > 0 the last kept token is run again as a step, so the logits and captured tensors
+ * are those of position pos - 1, exactly as they were when it was first appended.
+ * Returns LT_OK or LT_ERR_OUT_OF_RANGE (or what lt_session_step returns). */
+int32_t lt_session_rewind(lt_session *session, int32_t pos);
+
+/* Forget all tokens (n_past becomes 0, no logits). */
+void lt_session_reset(lt_session *session);
+
+/* Number of tokens in the session, and their ids ([n_past]). */
+int32_t lt_session_n_past(const lt_session *session);
+const int32_t *lt_session_tokens(const lt_session *session);
+
+/* Logits of the last position ([n_vocab]), or NULL when the session holds no token. The logits
+ * of every position of the last pass are the captured tensor "logits" [pos, d_vocab]. */
+const float *lt_session_logits(const lt_session *session);
+
+/* ---------------------------------------------------------------- tensors */
+
+/* Read a captured tensor of the last forward pass or step by its hook name, e.g.
+ * "blocks.1.attn.hook_pattern". *data points to ndim-dimensional row-major floats.
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no tensor has that name), or LT_ERR_STATE (the name
+ * exists but was not captured in the last pass). */
+int32_t lt_session_tensor(const lt_session *session, const char *name, const float **data,
+                          int32_t shape[LT_MAX_DIMS], int32_t *ndim);
+
+/* A JSON array listing every tensor name of the model: [{"name", "dims" (symbolic, e.g.
+ * ["pos","head","d_head"]), "shape" (for the last pass), "captured", "doc"}, ...].
+ * Owned by the session; valid until the next call on it. NULL only if memory ran out. */
+const char *lt_session_list_tensors(lt_session *session);
+
+/* ---------------------------------------------------------------- sampling */
+
+typedef struct lt_sampling_params {
+    float temperature; /* >= 0; 0 means greedy (all probability on the argmax) */
+    int32_t top_k;     /* keep the k most likely tokens; <= 0 keeps all */
+    float top_p;       /* keep the smallest set reaching this much probability; in (0, 1] */
+} lt_sampling_params;
+
+lt_sampling_params lt_sampling_default_params(void); /* temperature 1, top_k 0, top_p 1 */
+
+/* The distribution the sampler draws from: softmax(logits / temperature), restricted by top-k
+ * and top-p and renormalised, written to probs [n_vocab]. Ties keep the lower token id.
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (NaN or negative temperature, top_p outside (0, 1]),
+ * or LT_ERR_STATE (no logits yet). */
+int32_t lt_session_probs(lt_session *session, lt_sampling_params params, float *probs);
+
+/* Draw the next token from that distribution with the session's generator (deterministic for a
+ * given seed on every platform). Returns the same codes as lt_session_probs. */
+int32_t lt_session_sample(lt_session *session, lt_sampling_params params, int32_t *out_id);
+
+void lt_session_set_seed(lt_session *session, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LANTERN_H */

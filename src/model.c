@@ -1,0 +1,78 @@
+/* Loading a model: parse config.json and the safetensors file, hand them to the family. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+lt_model_params lt_model_default_params(void) {
+    lt_model_params p = {0};
+    return p;
+}
+
+static uint64_t default_max_weight_bytes(void) {
+    /* wasm32 memory ends at 4 GiB, and the file's bytes, the KV cache and activations need room */
+    return sizeof(size_t) <= 4 ? (uint64_t)3 << 30 : UINT64_MAX;
+}
+
+static char *describe(const lt_model *m) {
+    lt_buf b = {0};
+    lt_buf_printf(&b,
+                  "{\"family\":\"gpt2\",\"n_layer\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,"
+                  "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
+                  "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu}",
+                  m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
+                  m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
+                  m->n_params);
+    if (b.failed) { lt_buf_free(&b); return NULL; }
+    return b.data;
+}
+
+int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t *safetensors,
+                      size_t safetensors_len, lt_model_params params, lt_model **out) {
+    if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_model_load: out is NULL");
+    *out = NULL;
+    if (!config_json || !safetensors)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_model_load: config or weights missing");
+    if (!params.max_weight_bytes) params.max_weight_bytes = default_max_weight_bytes();
+
+    lt_json *cfg = NULL;
+    lt_st_file st = {0};
+    lt_model *m = calloc(1, sizeof *m);
+    if (!m) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    int32_t rc = lt_json_parse(config_json, config_len, "config.json", &cfg);
+    if (rc) goto done;
+    if (cfg->type != LT_JSON_OBJECT) {
+        rc = lt_fail(LT_ERR_FORMAT, "config.json: not a JSON object");
+        goto done;
+    }
+    const lt_json *type = lt_json_get(cfg, "model_type");
+    if (type && (type->type != LT_JSON_STRING || strcmp(type->string, "gpt2") != 0)) {
+        rc = lt_fail(LT_ERR_UNSUPPORTED,
+                     "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\")",
+                     type->type == LT_JSON_STRING ? type->string : "?");
+        goto done;
+    }
+    if ((rc = lt_st_parse(safetensors, safetensors_len, &st))) goto done;
+    m->family = LT_FAMILY_GPT2;
+    if ((rc = lt_gpt2_load(m, cfg, &st, &params))) goto done;
+    if (!(m->description = describe(m))) rc = lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+done:
+    lt_json_free(cfg);
+    lt_st_free(&st);
+    if (rc) lt_model_free(m);
+    else *out = m;
+    return rc;
+}
+
+void lt_model_free(lt_model *m) {
+    if (!m) return;
+    free(m->arena);
+    free(m->layers);
+    free(m->description);
+    free(m);
+}
+
+int32_t lt_model_n_vocab(const lt_model *m) { return m ? m->n_vocab : 0; }
+int32_t lt_model_n_ctx(const lt_model *m) { return m ? m->n_ctx : 0; }
+int32_t lt_model_n_layer(const lt_model *m) { return m ? m->n_layer : 0; }
+const char *lt_model_describe(const lt_model *m) { return m ? m->description : "{}"; }

@@ -1,0 +1,205 @@
+/* safetensors: an 8-byte little-endian header length, a JSON header mapping tensor names to
+ * {dtype, shape, data_offsets: [begin, end]} (offsets relative to the data after the header),
+ * then the raw little-endian data. Everything read from the file is checked before use. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; lt_dtype dtype; size_t size; } dtypes[] = {
+    {"F32", LT_DT_F32, 4},   {"F16", LT_DT_F16, 2},   {"BF16", LT_DT_BF16, 2},
+    {"F64", LT_DT_OTHER, 8}, {"I64", LT_DT_OTHER, 8}, {"U64", LT_DT_OTHER, 8},
+    {"I32", LT_DT_OTHER, 4}, {"U32", LT_DT_OTHER, 4}, {"I16", LT_DT_OTHER, 2},
+    {"U16", LT_DT_OTHER, 2}, {"I8", LT_DT_OTHER, 1},  {"U8", LT_DT_OTHER, 1},
+    {"BOOL", LT_DT_OTHER, 1}, {"F8_E4M3", LT_DT_OTHER, 1}, {"F8_E5M2", LT_DT_OTHER, 1},
+};
+
+/* An integer that a double holds exactly and that fits the platform's size_t. */
+static bool as_size(const lt_json *v, uint64_t *out) {
+    if (!v || v->type != LT_JSON_NUMBER) return false;
+    double d = v->number;
+    if (!(d >= 0) || d > 9007199254740992.0 || d != floor(d)) return false;
+    *out = (uint64_t)d;
+    return *out <= SIZE_MAX;
+}
+
+static int cmp_by_offset(const void *a, const void *b) {
+    const lt_st_tensor *x = *(const lt_st_tensor *const *)a, *y = *(const lt_st_tensor *const *)b;
+    if (x->data != y->data) return x->data < y->data ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+static int cmp_by_name(const void *a, const void *b) {
+    return strcmp((*(const lt_st_tensor *const *)a)->name, (*(const lt_st_tensor *const *)b)->name);
+}
+
+static int32_t parse_entry(lt_st_tensor *t, const char *name, const lt_json *e,
+                           const uint8_t *data, size_t data_len) {
+    t->name = name;
+    if (e->type != LT_JSON_OBJECT)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: entry '%s' is not an object", name);
+    const lt_json *dt = lt_json_get(e, "dtype"), *shape = lt_json_get(e, "shape"),
+                  *offs = lt_json_get(e, "data_offsets");
+    if (!dt || dt->type != LT_JSON_STRING)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has no dtype", name);
+    size_t esize = 0;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (strcmp(dt->string, dtypes[i].name) == 0) {
+            t->dtype = dtypes[i].dtype;
+            t->dtype_name = dtypes[i].name;
+            esize = dtypes[i].size;
+        }
+    if (!esize)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has unknown dtype '%.32s'",
+                       name, dt->string);
+    if (!shape || shape->type != LT_JSON_ARRAY)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has no shape", name);
+    if (shape->n > LT_ST_MAX_RANK)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has rank %zu (max %d)", name,
+                       shape->n, LT_ST_MAX_RANK);
+    t->rank = (int32_t)shape->n;
+    size_t numel = 1;
+    for (size_t i = 0; i < shape->n; i++) {
+        uint64_t d;
+        size_t next;
+        if (!as_size(&shape->items[i], &d))
+            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has a bad shape", name);
+        if (!lt_mul_size(numel, (size_t)d, &next))
+            return lt_fail(LT_ERR_FORMAT,
+                           "model.safetensors: tensor '%s': shape overflows the address space",
+                           name);
+        t->shape[i] = d;
+        numel = next;
+    }
+    t->numel = numel;
+    uint64_t begin, end;
+    if (!offs || offs->type != LT_JSON_ARRAY || offs->n != 2 || !as_size(&offs->items[0], &begin) ||
+        !as_size(&offs->items[1], &end) || begin > end)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has bad data_offsets", name);
+    if (end > data_len)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' ends at byte %llu, past the %zu bytes of "
+                       "data (truncated file?)",
+                       name, (unsigned long long)end, data_len);
+    size_t want;
+    if (!lt_mul_size(numel, esize, &want) || want != end - begin)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' has %llu bytes of data but its shape and "
+                       "dtype need %zu",
+                       name, (unsigned long long)(end - begin), want);
+    t->data = data + begin;
+    t->nbytes = (size_t)(end - begin);
+    return LT_OK;
+}
+
+int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
+    memset(out, 0, sizeof *out);
+    if (!bytes) return lt_fail(LT_ERR_INVALID_ARGUMENT, "model.safetensors: no data");
+    if (len < 8)
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: file is %zu bytes, too short for a header",
+                       len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
+    if (hlen > len - 8)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: header length %llu is past the end of the %zu-byte "
+                       "file (truncated, or not a safetensors file)",
+                       (unsigned long long)hlen, len);
+    int32_t st = lt_json_parse((const char *)bytes + 8, (size_t)hlen, "model.safetensors header",
+                               &out->header);
+    if (st) return st;
+    const lt_json *h = out->header;
+    if (h->type != LT_JSON_OBJECT) {
+        lt_st_free(out);
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: header is not a JSON object");
+    }
+    const uint8_t *data = bytes + 8 + hlen;
+    size_t data_len = len - 8 - (size_t)hlen;
+    out->tensors = calloc(h->n ? h->n : 1, sizeof *out->tensors);
+    lt_st_tensor **order = calloc(h->n ? h->n : 1, sizeof *order);
+    if (!out->tensors || !order) {
+        free(order);
+        lt_st_free(out);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model.safetensors: out of memory");
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        if (strcmp(h->keys[i], "__metadata__") == 0) continue;
+        lt_st_tensor *t = &out->tensors[out->n];
+        st = parse_entry(t, h->keys[i], &h->items[i], data, data_len);
+        if (st) goto fail;
+        order[out->n++] = t;
+    }
+    /* names must be unique and data regions disjoint */
+    qsort(order, out->n, sizeof *order, cmp_by_name);
+    for (size_t i = 1; i < out->n; i++)
+        if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
+            st = lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' appears twice",
+                         order[i]->name);
+            goto fail;
+        }
+    qsort(order, out->n, sizeof *order, cmp_by_offset);
+    for (size_t i = 1; i < out->n; i++)
+        if (order[i]->data < order[i - 1]->data + order[i - 1]->nbytes) {
+            st = lt_fail(LT_ERR_FORMAT, "model.safetensors: tensors '%s' and '%s' overlap",
+                         order[i - 1]->name, order[i]->name);
+            goto fail;
+        }
+    free(order);
+    return LT_OK;
+fail:
+    free(order);
+    lt_st_free(out);
+    return st;
+}
+
+void lt_st_free(lt_st_file *f) {
+    lt_json_free(f->header);
+    free(f->tensors);
+    memset(f, 0, sizeof *f);
+}
+
+const lt_st_tensor *lt_st_find(const lt_st_file *f, const char *name) {
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
+    return NULL;
+}
+
+static float half_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0x1F) bits = sign | 0x7F800000u | (man << 13); /* inf, nan */
+    else if (exp != 0) bits = sign | ((exp + 112) << 23) | (man << 13);
+    else if (man == 0) bits = sign;
+    else { /* subnormal: renormalise */
+        exp = 113;
+        while (!(man & 0x400)) { man <<= 1; exp--; }
+        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+void lt_st_to_f32(float *dst, const lt_st_tensor *t) {
+    const uint8_t *p = t->data;
+    switch (t->dtype) {
+    case LT_DT_F32:
+        for (size_t i = 0; i < t->numel; i++) {
+            uint32_t b = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+                         (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+            memcpy(&dst[i], &b, 4);
+        }
+        break;
+    case LT_DT_F16:
+        for (size_t i = 0; i < t->numel; i++)
+            dst[i] = half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+        break;
+    case LT_DT_BF16:
+        for (size_t i = 0; i < t->numel; i++) {
+            uint32_t b = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
+            memcpy(&dst[i], &b, 4);
+        }
+        break;
+    case LT_DT_OTHER: break; /* callers check the dtype first */
+    }
+}

@@ -1,0 +1,337 @@
+/* Sessions: the KV cache and token history of one sequence, the activations of a pass, and the
+ * tensors captured from it. Family code only computes; everything that can fail is checked
+ * here first, so a failed call leaves the session as it was. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_CAPTURE_BYTES ((uint64_t)256 << 20)
+#define MAX_NAME 128
+
+lt_session_params lt_session_default_params(void) {
+    lt_session_params p = {0, 0x6c616e7465726eu};
+    return p;
+}
+
+static size_t n_slots(const lt_model *m) { return (size_t)m->n_hooks * (size_t)m->n_layer; }
+
+static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) {
+    return &s->slots[(size_t)hook * s->model->n_layer + layer];
+}
+
+static int32_t n_layers_of(const lt_model *m, int32_t hook) {
+    return lt_hook_per_layer(&m->hooks[hook]) ? m->n_layer : 1;
+}
+
+int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out) {
+    if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_session_init: out is NULL");
+    *out = NULL;
+    if (!m) return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_session_init: no model");
+    if (!params.max_capture_bytes) params.max_capture_bytes = DEFAULT_MAX_CAPTURE_BYTES;
+    lt_session *s = calloc(1, sizeof *s);
+    size_t cache = 0;
+    bool ok = s && lt_mul_size((size_t)m->n_layer * (size_t)m->n_ctx, (size_t)m->d_model, &cache) &&
+              lt_mul_size(cache, sizeof(float), &cache);
+    if (ok) {
+        s->model = m;
+        s->params = params;
+        s->rng = params.seed;
+        s->tokens = malloc((size_t)m->n_ctx * sizeof *s->tokens);
+        s->k_cache = malloc(cache);
+        s->v_cache = malloc(cache);
+        s->logits = malloc((size_t)m->n_vocab * sizeof(float));
+        s->att_row = malloc((size_t)m->n_ctx * sizeof(float));
+        s->slots = calloc(n_slots(m), sizeof *s->slots);
+        s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
+        s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
+        ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
+             s->sample_probs && s->sample_order;
+    }
+    if (!ok) {
+        lt_session_free(s);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: a session needs %.1f MB of KV cache",
+                       2.0 * (double)cache / 1e6);
+    }
+    *out = s;
+    return LT_OK;
+}
+
+void lt_session_free(lt_session *s) {
+    if (!s) return;
+    if (s->slots)
+        for (size_t i = 0; i < n_slots(s->model); i++) free(s->slots[i].data);
+    free(s->slots);
+    free(s->tokens);
+    free(s->k_cache);
+    free(s->v_cache);
+    free(s->logits);
+    free(s->att_row);
+    free(s->scratch);
+    free(s->sample_probs);
+    free(s->sample_order);
+    lt_buf_free(&s->list_json);
+    free(s);
+}
+
+static void invalidate_captures(lt_session *s) {
+    for (size_t i = 0; i < n_slots(s->model); i++) s->slots[i].valid = false;
+}
+
+int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
+    if (!s || !patterns) return lt_fail(LT_ERR_INVALID_ARGUMENT, "set_capture: no session or patterns");
+    const lt_model *m = s->model;
+    bool *want = calloc(n_slots(m), sizeof *want);
+    if (!want) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    const char *p = patterns;
+    for (;;) {
+        while (*p == ',' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (!*p) break;
+        size_t len = strcspn(p, ", \t\r\n");
+        bool matched = false;
+        char name[MAX_NAME];
+        for (int32_t h = 0; h < m->n_hooks; h++)
+            for (int32_t l = 0; l < n_layers_of(m, h); l++)
+                if (lt_hook_format(&m->hooks[h], l, name, sizeof name) &&
+                    lt_glob_match(p, len, name)) {
+                    want[(size_t)h * m->n_layer + l] = true;
+                    matched = true;
+                }
+        if (!matched) {
+            free(want);
+            return lt_fail(LT_ERR_INVALID_ARGUMENT,
+                           "capture: \"%.*s\" matches no tensor name (see the list of tensors)",
+                           (int)(len > 80 ? 80 : len), p);
+        }
+        p += len;
+    }
+    for (size_t i = 0; i < n_slots(m); i++) {
+        lt_capture_slot *c = &s->slots[i];
+        c->wanted = want[i];
+        c->valid = false;
+        if (!c->wanted) {
+            free(c->data);
+            c->data = NULL;
+            c->cap = 0;
+        }
+    }
+    free(want);
+    return LT_OK;
+}
+
+static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_t n) {
+    const lt_model *m = s->model;
+    switch (dim) {
+    case LT_DIM_POS: return n;
+    case LT_DIM_KEY_POS: return n_past + n;
+    case LT_DIM_HEAD: return m->n_head;
+    case LT_DIM_D_HEAD: return m->d_head;
+    case LT_DIM_D_MODEL: return m->d_model;
+    case LT_DIM_D_MLP: return m->d_mlp;
+    case LT_DIM_D_VOCAB: return m->n_vocab;
+    case LT_DIM_COUNT: break;
+    }
+    return 0;
+}
+
+/* The shape of a hook for a pass of n positions after n_past; false on overflow. */
+static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_t n,
+                       int32_t shape[LT_MAX_DIMS], size_t *numel) {
+    const lt_hook_def *h = &s->model->hooks[hook];
+    *numel = 1;
+    for (int32_t i = 0; i < h->ndim; i++) {
+        shape[i] = dim_value(s, h->dims[i], n_past, n);
+        if (!lt_mul_size(*numel, (size_t)shape[i], numel)) return false;
+    }
+    return true;
+}
+
+/* Size every buffer a pass of n positions needs; on failure nothing observable changes. */
+static int32_t prepare_pass(lt_session *s, int32_t n) {
+    const lt_model *m = s->model;
+    if (n > s->scratch_rows) {
+        /* x, xn, z, tmp: d_model each; qkv: 3 d_model; h: d_mlp */
+        size_t per_row = 7 * (size_t)m->d_model + (size_t)m->d_mlp, total;
+        if (!lt_mul_size(per_row, (size_t)n, &total) || !lt_mul_size(total, sizeof(float), &total))
+            return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: activations too large");
+        float *block = malloc(total);
+        if (!block)
+            return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: %d positions need %.1f MB of activations",
+                           n, (double)total / 1e6);
+        free(s->scratch);
+        s->scratch = block;
+        s->scratch_rows = n;
+        size_t nd = (size_t)n * m->d_model;
+        s->x = block;
+        s->xn = s->x + nd;
+        s->z = s->xn + nd;
+        s->tmp = s->z + nd;
+        s->qkv = s->tmp + nd;
+        s->h = s->qkv + 3 * nd;
+    }
+    /* captures: check the total against the limit before allocating any of it */
+    uint64_t total = 0;
+    int32_t shape[LT_MAX_DIMS];
+    size_t numel;
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            if (!slot(s, h, l)->wanted) continue;
+            if (!hook_shape(s, h, s->n_past, n, shape, &numel))
+                return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
+            total += (uint64_t)numel * sizeof(float);
+        }
+    if (total > s->params.max_capture_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "capturing these tensors for %d positions needs %.1f MB, more than the "
+                       "session's limit of %.1f MB: capture fewer tensors or fewer positions",
+                       n, (double)total / 1e6, (double)s->params.max_capture_bytes / 1e6);
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            lt_capture_slot *c = slot(s, h, l);
+            if (!c->wanted) continue;
+            hook_shape(s, h, s->n_past, n, shape, &numel);
+            if (numel > c->cap) {
+                float *p = realloc(c->data, (numel ? numel : 1) * sizeof(float));
+                if (!p)
+                    return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory for captured tensors");
+                c->data = p;
+                c->cap = numel;
+            }
+        }
+    return LT_OK;
+}
+
+float *lt_capture(lt_session *s, int32_t hook, int32_t layer) {
+    lt_capture_slot *c = slot(s, hook, layer);
+    return c->wanted ? c->data : NULL;
+}
+
+void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,
+                     int32_t stride, int32_t col, int32_t width) {
+    float *dst = lt_capture(s, hook, layer);
+    if (!dst) return;
+    for (int32_t t = 0; t < n; t++)
+        memcpy(dst + (size_t)t * width, src + (size_t)t * stride + col, (size_t)width * sizeof(float));
+}
+
+int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
+    if (!s || !ids || n < 1)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "forward: no session, or no tokens to run");
+    const lt_model *m = s->model;
+    for (int32_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->n_vocab)
+            return lt_fail(LT_ERR_OUT_OF_RANGE,
+                           "token id %d (at index %d) is outside the vocabulary [0, %d)", (int)ids[i],
+                           (int)i, (int)m->n_vocab);
+    if (n > m->n_ctx - s->n_past)
+        return lt_fail(LT_ERR_OUT_OF_RANGE,
+                       "%d more tokens do not fit: the session holds %d of the model's %d-token "
+                       "context", (int)n, (int)s->n_past, (int)m->n_ctx);
+    int32_t rc = prepare_pass(s, n);
+    if (rc) return rc;
+    invalidate_captures(s);
+    lt_gpt2_forward(s, ids, n);
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            lt_capture_slot *c = slot(s, h, l);
+            size_t numel;
+            c->valid = c->wanted;
+            c->ndim = m->hooks[h].ndim;
+            hook_shape(s, h, s->n_past, n, c->shape, &numel);
+        }
+    memcpy(s->tokens + s->n_past, ids, (size_t)n * sizeof *ids);
+    s->n_past += n;
+    return LT_OK;
+}
+
+int32_t lt_session_step(lt_session *s, int32_t id) { return lt_session_forward(s, &id, 1); }
+
+int32_t lt_session_rewind(lt_session *s, int32_t pos) {
+    if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "rewind: no session");
+    if (pos < 0 || pos > s->n_past)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "rewind: position %d is outside [0, %d]", (int)pos,
+                       (int)s->n_past);
+    if (pos == 0) {
+        lt_session_reset(s);
+        return LT_OK;
+    }
+    /* rerun the last kept token: its KV rows are recomputed identically, and its logits and
+     * captures come back as they were */
+    const int32_t old = s->n_past;
+    s->n_past = pos - 1;
+    int32_t rc = lt_session_step(s, s->tokens[pos - 1]);
+    if (rc) s->n_past = old;
+    return rc;
+}
+
+void lt_session_reset(lt_session *s) {
+    if (!s) return;
+    s->n_past = 0;
+    invalidate_captures(s);
+}
+
+int32_t lt_session_n_past(const lt_session *s) { return s ? s->n_past : 0; }
+const int32_t *lt_session_tokens(const lt_session *s) { return s ? s->tokens : NULL; }
+const float *lt_session_logits(const lt_session *s) { return s && s->n_past ? s->logits : NULL; }
+
+int32_t lt_session_tensor(const lt_session *s, const char *name, const float **data,
+                          int32_t shape[LT_MAX_DIMS], int32_t *ndim) {
+    if (!s || !name || !data || !shape || !ndim)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "tensor: missing argument");
+    const lt_model *m = s->model;
+    char buf[MAX_NAME];
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            if (!lt_hook_format(&m->hooks[h], l, buf, sizeof buf) || strcmp(buf, name)) continue;
+            const lt_capture_slot *c = slot(s, h, l);
+            if (!c->valid)
+                return lt_fail(LT_ERR_STATE,
+                               c->wanted ? "tensor \"%s\" is captured but no pass has run since"
+                                         : "tensor \"%s\" was not captured: add it to the capture "
+                                           "list before the forward pass",
+                               name);
+            *data = c->data;
+            *ndim = c->ndim;
+            memcpy(shape, c->shape, sizeof c->shape);
+            return LT_OK;
+        }
+    return lt_fail(LT_ERR_INVALID_ARGUMENT, "no tensor is named \"%.100s\"", name);
+}
+
+const char *lt_session_list_tensors(lt_session *s) {
+    if (!s) return NULL;
+    const lt_model *m = s->model;
+    lt_buf *b = &s->list_json;
+    b->len = 0;
+    b->failed = false;
+    lt_buf_printf(b, "[");
+    char name[MAX_NAME];
+    bool first = true;
+    for (int32_t h = 0; h < m->n_hooks; h++) {
+        const lt_hook_def *d = &m->hooks[h];
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            const lt_capture_slot *c = slot(s, h, l);
+            lt_hook_format(d, l, name, sizeof name);
+            lt_buf_printf(b, "%s{\"name\":", first ? "" : ",");
+            lt_buf_json_string(b, name);
+            lt_buf_printf(b, ",\"dims\":[");
+            for (int32_t i = 0; i < d->ndim; i++)
+                lt_buf_printf(b, "%s\"%s\"", i ? "," : "", lt_dim_names[d->dims[i]]);
+            lt_buf_printf(b, "],\"shape\":");
+            if (c->valid) {
+                lt_buf_printf(b, "[");
+                for (int32_t i = 0; i < c->ndim; i++) lt_buf_printf(b, "%s%d", i ? "," : "", c->shape[i]);
+                lt_buf_printf(b, "]");
+            } else {
+                lt_buf_printf(b, "null");
+            }
+            lt_buf_printf(b, ",\"captured\":%s,\"doc\":", c->valid ? "true" : "false");
+            lt_buf_json_string(b, d->doc);
+            lt_buf_printf(b, "}");
+            first = false;
+        }
+    }
+    lt_buf_printf(b, "]");
+    return b->failed ? NULL : b->data;
+}

@@ -1,0 +1,56 @@
+/* Flat entry points for JavaScript. The public API passes parameter structs by value, which
+ * wasm lowers to hidden pointers; these wrappers take plain numbers instead and return handles
+ * (0 on failure, with lt_last_error set). Only compiled into the wasm module. */
+#include "lantern.h"
+
+#include <stdlib.h>
+
+#define EXPORT __attribute__((used, visibility("default")))
+
+EXPORT lt_model *ltw_model_load(const char *config, uint32_t config_len, const uint8_t *weights,
+                                uint32_t weights_len, double max_weight_bytes) {
+    lt_model_params p = lt_model_default_params();
+    p.max_weight_bytes = max_weight_bytes > 0 ? (uint64_t)max_weight_bytes : 0;
+    lt_model *m = NULL;
+    lt_model_load(config, config_len, weights, weights_len, p, &m);
+    return m;
+}
+
+EXPORT lt_session *ltw_session_init(lt_model *m, double max_capture_bytes, uint32_t seed_lo,
+                                    uint32_t seed_hi) {
+    lt_session_params p = lt_session_default_params();
+    p.max_capture_bytes = max_capture_bytes > 0 ? (uint64_t)max_capture_bytes : 0;
+    p.seed = (uint64_t)seed_hi << 32 | seed_lo;
+    lt_session *s = NULL;
+    lt_session_init(m, p, &s);
+    return s;
+}
+
+EXPORT void ltw_session_set_seed(lt_session *s, uint32_t seed_lo, uint32_t seed_hi) {
+    lt_session_set_seed(s, (uint64_t)seed_hi << 32 | seed_lo);
+}
+
+static lt_sampling_params sampling(float temperature, int32_t top_k, float top_p) {
+    lt_sampling_params p = {temperature, top_k, top_p};
+    return p;
+}
+
+EXPORT int32_t ltw_session_probs(lt_session *s, float temperature, int32_t top_k, float top_p,
+                                 float *probs) {
+    return lt_session_probs(s, sampling(temperature, top_k, top_p), probs);
+}
+
+/* Returns the token id, or -1 on failure. */
+EXPORT int32_t ltw_session_sample(lt_session *s, float temperature, int32_t top_k, float top_p) {
+    int32_t id = -1;
+    if (lt_session_sample(s, sampling(temperature, top_k, top_p), &id) != LT_OK) return -1;
+    return id;
+}
+
+/* meta: [data pointer, ndim, shape[0..3]] as int32. */
+EXPORT int32_t ltw_session_tensor(lt_session *s, const char *name, int32_t *meta) {
+    const float *data = NULL;
+    int32_t rc = lt_session_tensor(s, name, &data, meta + 2, &meta[1]);
+    meta[0] = (int32_t)(uintptr_t)data;
+    return rc;
+}

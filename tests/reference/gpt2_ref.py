@@ -1,0 +1,104 @@
+"""The PyTorch twin of lantern's GPT-2 engine: loads the same config.json and model.safetensors
+and returns every hook lantern exposes, by its TransformerLens name, computed in float64 from
+the stored weights. It is written from the GPT-2 definition (Hugging Face's GPT2LMHeadModel),
+independently of the C code, so that agreement means something.
+
+    /usr/bin/python3 tests/reference/gpt2_ref.py MODEL_DIR ID [ID ...]   # prints top logits
+"""
+import json
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+
+def load_model(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    tensors, _ = safetensors_io.load(os.path.join(folder, "model.safetensors"))
+    w = {}
+    for name, t in tensors.items():
+        key = name[len("transformer."):] if name.startswith("transformer.") else name
+        w[key] = t.to(torch.float64)
+    return cfg, w
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+ACTS = {"gelu_new": gelu_new, "gelu": lambda x: torch.nn.functional.gelu(x),
+        "relu": torch.relu}
+
+
+def run(cfg, w, ids):
+    """Forward pass over ids (a list of ints); returns {hook name: float64 tensor}."""
+    n_layer, n_head, d = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
+    d_head = d // n_head
+    eps = cfg.get("layer_norm_epsilon", 1e-5)
+    act = ACTS[cfg.get("activation_function", "gelu_new")]
+    tied = cfg.get("tie_word_embeddings", True)
+    T = len(ids)
+    hooks = {}
+
+    def ln(x, prefix):
+        return torch.nn.functional.layer_norm(x, (d,), w[prefix + ".weight"], w[prefix + ".bias"], eps)
+
+    idx = torch.tensor(ids)
+    hooks["hook_embed"] = w["wte.weight"][idx]
+    hooks["hook_pos_embed"] = w["wpe.weight"][:T]
+    x = hooks["hook_embed"] + hooks["hook_pos_embed"]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    for l in range(n_layer):
+        p, b = f"h.{l}.", f"blocks.{l}."
+        hooks[b + "hook_resid_pre"] = x
+        xn = ln(x, p + "ln_1")
+        hooks[b + "ln1.hook_normalized"] = xn
+        qkv = xn @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+        q, k, v = (t.reshape(T, n_head, d_head) for t in qkv.split(d, dim=-1))
+        hooks[b + "attn.hook_q"], hooks[b + "attn.hook_k"], hooks[b + "attn.hook_v"] = q, k, v
+        scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(d_head)
+        scores = scores.masked_fill(~causal, float("-inf"))
+        hooks[b + "attn.hook_attn_scores"] = scores
+        pattern = torch.softmax(scores, dim=-1)
+        hooks[b + "attn.hook_pattern"] = pattern
+        z = torch.einsum("hqk,khc->qhc", pattern, v)
+        hooks[b + "attn.hook_z"] = z
+        attn_out = z.reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        hooks[b + "hook_attn_out"] = attn_out
+        x = x + attn_out
+        hooks[b + "hook_resid_mid"] = x
+        xn = ln(x, p + "ln_2")
+        hooks[b + "ln2.hook_normalized"] = xn
+        pre = xn @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
+        hooks[b + "mlp.hook_pre"] = pre
+        post = act(pre)
+        hooks[b + "mlp.hook_post"] = post
+        mlp_out = post @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        hooks[b + "hook_mlp_out"] = mlp_out
+        x = x + mlp_out
+        hooks[b + "hook_resid_post"] = x
+    xf = ln(x, "ln_f")
+    hooks["ln_final.hook_normalized"] = xf
+    unembed = w["wte.weight"] if tied else w["lm_head.weight"]
+    hooks["logits"] = xf @ unembed.T
+    return hooks
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    cfg, w = load_model(sys.argv[1])
+    hooks = run(cfg, w, [int(a) for a in sys.argv[2:]])
+    probs = torch.softmax(hooks["logits"][-1], dim=-1)
+    top = torch.topk(probs, 10)
+    for rank, (p, i) in enumerate(zip(top.values.tolist(), top.indices.tolist()), 1):
+        print(f"{rank:4d}  {i:5d}  {p:11.6f}  {hooks['logits'][-1, i].item():8.4f}")
+
+
+if __name__ == "__main__":
+    main()
