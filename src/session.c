@@ -11,7 +11,7 @@
 #define MAX_NAME 128
 
 lt_session_params lt_session_default_params(void) {
-    lt_session_params p = {0, 0x6c616e7465726eu};
+    lt_session_params p = {0, 0x6c616e74u};
     return p;
 }
 

@@ -1,0 +1,94 @@
+# lantern: `make serve` sets up, builds and serves the playground; `make test` runs every test.
+# Both install what is missing on Debian 12 (apt-get, npm ci) before building.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+EMCC ?= emcc
+CC ?= cc
+PYTHON ?= /usr/bin/python3
+PORT ?= 8000
+# emcc from Debian needs its acorn module; NodeSource's node does not look in /usr/share/nodejs
+export NODE_PATH := $(if $(NODE_PATH),$(NODE_PATH):,)/usr/share/nodejs
+
+# as root apt-get runs directly; otherwise through sudo
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
+
+ENGINE_SRC := src/error.c src/json.c src/safetensors.c src/hooks.c src/gpt2.c src/model.c \
+              src/session.c src/sample.c src/kernels/ref.c
+HEADERS := $(wildcard src/*.h src/kernels/*.h)
+WASM_SRC := $(ENGINE_SRC) src/kernels/wasm_simd.c src/wasm_api.c
+CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_model_free \
+  lt_model_describe ltw_session_init lt_session_free lt_session_set_capture lt_session_forward \
+  lt_session_rewind lt_session_reset lt_session_n_past lt_session_tokens lt_session_logits \
+  ltw_session_probs ltw_session_sample ltw_session_set_seed ltw_session_tensor \
+  lt_session_list_tensors
+comma := ,
+empty :=
+space := $(empty) $(empty)
+WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 \
+              -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
+
+.PHONY: all wasm native test test-native test-node serve fixtures deps deps-build deps-node \
+        deps-torch clean
+
+all: wasm
+
+wasm: web/lantern.wasm
+
+web/lantern.wasm: $(WASM_SRC) $(HEADERS) | deps-build
+	$(EMCC) $(CFLAGS_COMMON) $(WASM_FLAGS) -o $@ $(WASM_SRC)
+
+# the SIMD kernels checked against the reference kernels, as a WASI program run by Node
+build/test_kernels.wasm: tests/native/test_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c $(HEADERS) | deps-build
+	@mkdir -p build
+	$(EMCC) $(CFLAGS_COMMON) -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sEXPORTED_FUNCTIONS=_run_kernel_tests -o $@ tests/native/test_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
+
+native: build/lantern
+
+build/lantern: src/cli.c $(ENGINE_SRC) $(HEADERS) | deps-build
+	@mkdir -p build
+	$(CC) $(CFLAGS_COMMON) -O2 -o $@ src/cli.c $(ENGINE_SRC) -lm
+
+build/test_engine: tests/native/test_engine.c $(ENGINE_SRC) $(HEADERS) | deps-build
+	@mkdir -p build
+	$(CC) $(CFLAGS_COMMON) -O1 -g $(SANITIZE) -Isrc -o $@ tests/native/test_engine.c $(ENGINE_SRC) -lm
+
+test: test-native test-node
+
+test-native: build/test_engine
+	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures
+
+test-node: web/lantern.wasm build/test_kernels.wasm deps-node
+	node --test tests/
+
+serve: web/lantern.wasm deps-node
+	node web/serve.mjs $(PORT)
+
+# regenerating the golden fixtures needs PyTorch (Debian's python3-torch); tests do not
+fixtures: deps-torch
+	$(PYTHON) tests/reference/make_fixtures.py
+
+deps: deps-build deps-node
+
+deps-build:
+	@command -v $(CC) >/dev/null && command -v $(EMCC) >/dev/null || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) build-essential emscripten; }
+
+deps-node: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -q && $(APT_INSTALL) nodejs npm; }
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps-torch:
+	@$(PYTHON) -c 'import torch' 2>/dev/null || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) python3-torch python3-numpy; }
+
+clean:
+	rm -rf build web/lantern.wasm

@@ -1,0 +1,84 @@
+// Shared helpers for the Node tests: fixture loading and tensor comparison.
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createLantern } from '../web/lantern.js';
+
+export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+export const FIXTURE_NAMES = readdirSync(FIXTURES).filter((n) => n.startsWith('gpt2-')).sort();
+
+let lanternPromise;
+/** One engine instance shared by a test file, exactly as the page uses the module. */
+export function lantern() {
+  lanternPromise ??= createLantern();
+  return lanternPromise;
+}
+
+export function readFixture(name) {
+  return {
+    config: readFileSync(`${FIXTURES}${name}/config.json`, 'utf8'),
+    weights: new Uint8Array(readFileSync(`${FIXTURES}${name}/model.safetensors`)),
+  };
+}
+
+/** Read a safetensors file of F32 tensors: { tensors: Map(name -> {shape, data}), metadata }.
+ * Written independently of the engine's parser, so the tests do not trust what they test. */
+export function readSafetensors(path) {
+  const buf = readFileSync(path);
+  const headerLength = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + headerLength).toString('utf8'));
+  const base = 8 + headerLength;
+  const metadata = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const tensors = new Map();
+  for (const [name, e] of Object.entries(header)) {
+    if (e.dtype !== 'F32') throw new Error(`${name}: expected F32, got ${e.dtype}`);
+    const [begin, end] = e.data_offsets;
+    const bytes = buf.subarray(base + begin, base + end);
+    const data = new Float32Array(bytes.length / 4);
+    for (let i = 0; i < data.length; i++) data[i] = bytes.readFloatLE(i * 4);
+    tensors.set(name, { shape: e.shape, data });
+  }
+  return { tensors, metadata };
+}
+
+export function readGolden(name) {
+  const { tensors, metadata } = readSafetensors(`${FIXTURES}${name}/golden.safetensors`);
+  return { tensors, prompt: JSON.parse(metadata.prompt) };
+}
+
+/**
+ * Compare two float arrays element by element: |a - b| <= atol + rtol * |b|, infinities equal.
+ * Returns null when they agree, else a message naming the worst element and the first ones off.
+ */
+export function compareArrays(actual, expected, { atol = 1e-4, rtol = 1e-4 } = {}) {
+  if (actual.length !== expected.length) return `length ${actual.length} != ${expected.length}`;
+  let worst = -1, worstDiff = 0;
+  const bad = [];
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i], b = expected[i];
+    if (!Number.isFinite(b) || !Number.isFinite(a)) {
+      if (a !== b && !(Number.isNaN(a) && Number.isNaN(b))) bad.push(`[${i}] ${a} vs ${b}`);
+      continue;
+    }
+    const diff = Math.abs(a - b);
+    if (diff > atol + rtol * Math.abs(b)) {
+      if (bad.length < 5) bad.push(`[${i}] ${a} vs ${b}`);
+      if (diff > worstDiff) { worstDiff = diff; worst = i; }
+    }
+  }
+  if (!bad.length) return null;
+  return `max abs diff ${worstDiff} at [${worst}]; first mismatches: ${bad.join(', ')}`;
+}
+
+/** Max |a - b| over finite entries. */
+export function maxAbsDiff(a, b) {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) if (Number.isFinite(b[i])) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+/** Rows [from, to) of the leading `pos` axis of a golden tensor, for hooks shaped [pos, ...]. */
+export function sliceRows(t, from, to) {
+  const row = t.data.length / t.shape[0];
+  return { shape: [to - from, ...t.shape.slice(1)], data: t.data.subarray(from * row, to * row) };
+}

@@ -1,0 +1,135 @@
+/* The wasm SIMD128 kernels against the scalar reference kernels on random inputs of awkward
+ * sizes, so every vector tail runs. Built into a small wasm module (make build/test_kernels.wasm)
+ * and driven by tests/kernels.test.mjs: run_kernel_tests returns a report whose first line is
+ * "checks N failures M". */
+#include "../../src/kernels/kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef __wasm_simd128__
+#error "test_kernels compares the SIMD kernels: build it with emcc -msimd128"
+#endif
+
+static char report[8192];
+static size_t report_len;
+static int checks, failures;
+static uint32_t rng_state;
+
+static void note(const char *fmt, ...) {
+    if (report_len >= sizeof report - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(report + report_len, sizeof report - report_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) report_len += (size_t)n < sizeof report - report_len ? (size_t)n : sizeof report - report_len - 1;
+}
+
+static float frand(void) { /* uniform in [-1, 1) */
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
+}
+
+static float *rand_array(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof *p);
+    for (size_t i = 0; i < n; i++) p[i] = frand();
+    return p;
+}
+
+/* Compare with a tolerance scaled by `scale` (the size of the summed terms); exact when tol 0.
+ * Infinities must match exactly. */
+static void expect_close(const char *what, const float *got, const float *want, size_t n,
+                         float tol, int a, int b, int c) {
+    checks++;
+    for (size_t i = 0; i < n; i++) {
+        bool ok = isinf(want[i]) || isinf(got[i]) ? got[i] == want[i]
+                                                  : fabsf(got[i] - want[i]) <= tol;
+        if (!ok) {
+            failures++;
+            note("%s (%d, %d, %d): [%zu] simd %.9g ref %.9g\n", what, a, b, c, i, (double)got[i],
+                 (double)want[i]);
+            return;
+        }
+    }
+}
+
+static void test_matmul(int n, int d_in, int d_out, bool with_bias) {
+    float *x = rand_array((size_t)n * d_in), *w = rand_array((size_t)d_in * d_out);
+    float *bias = with_bias ? rand_array((size_t)d_out) : NULL;
+    float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
+    lt_matmul_simd(a, x, w, bias, n, d_in, d_out);
+    lt_matmul_ref(b, x, w, bias, n, d_in, d_out);
+    /* no FMA in SIMD128 and the same order of additions: bit-identical */
+    expect_close("matmul", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_nt_simd(a, x, w, n, d_in, d_out); /* w read as [d_out, d_in] */
+    lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
+    expect_close("matmul_nt", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
+    free(x); free(w); free(bias); free(a); free(b);
+}
+
+static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool causal, bool padded) {
+    const int n_kv = q_offset + n_q, width = n_head * d_head;
+    lt_attn_dims d = {.n_q = n_q, .n_kv = n_kv, .n_head = n_head, .d_head = d_head,
+                      .q_stride = 3 * width, .kv_stride = width + 1, .out_stride = width,
+                      .causal = causal, .q_offset = q_offset,
+                      .scale = 1.0f / sqrtf((float)d_head), .key_valid = NULL};
+    uint8_t *valid = malloc((size_t)n_kv);
+    for (int j = 0; j < n_kv; j++) valid[j] = (uint8_t)(j % 3 != 1);
+    if (padded) d.key_valid = valid;
+    float *q = rand_array((size_t)n_q * d.q_stride), *k = rand_array((size_t)n_kv * d.kv_stride);
+    float *v = rand_array((size_t)n_kv * d.kv_stride);
+    for (size_t i = 0; i < (size_t)n_q * d.q_stride; i++) q[i] *= 3.0f; /* sharper softmax */
+    size_t plane = (size_t)n_head * n_q * n_kv;
+    float *oa = rand_array((size_t)n_q * width), *ob = rand_array((size_t)n_q * width);
+    float *sa = rand_array(plane), *sb = rand_array(plane), *pa = rand_array(plane),
+          *pb = rand_array(plane), *scratch = rand_array((size_t)n_kv);
+    lt_attention_simd(oa, sa, pa, q, k, v, &d, scratch);
+    lt_attention_ref(ob, sb, pb, q, k, v, &d, scratch);
+    int tag = (causal ? 1 : 0) + (padded ? 2 : 0);
+    expect_close("attention scores", sa, sb, plane, 1e-5f * (float)d_head, n_q, n_kv, d_head * 10 + tag);
+    expect_close("attention pattern", pa, pb, plane, 1e-5f, n_q, n_kv, d_head * 10 + tag);
+    expect_close("attention out", oa, ob, (size_t)n_q * width, 1e-5f, n_q, n_kv, d_head * 10 + tag);
+    /* masked keys: -inf scores and exactly zero weight */
+    checks++;
+    for (int h = 0; h < n_head; h++)
+        for (int i = 0; i < n_q; i++)
+            for (int j = 0; j < n_kv; j++) {
+                bool masked = (causal && j > q_offset + i) || (padded && !valid[j]);
+                size_t at = ((size_t)h * n_q + i) * n_kv + j;
+                if (masked && (sa[at] != -INFINITY || pa[at] != 0.0f)) {
+                    failures++;
+                    note("attention mask (%d, %d): score %g weight %g at h%d i%d j%d\n", n_q, n_kv,
+                         (double)sa[at], (double)pa[at], h, i, j);
+                    h = n_head; i = n_q; j = n_kv;
+                }
+            }
+    free(valid); free(q); free(k); free(v); free(oa); free(ob); free(sa); free(sb); free(pa);
+    free(pb); free(scratch);
+}
+
+__attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32_t seed) {
+    rng_state = seed;
+    report_len = 0;
+    checks = failures = 0;
+    report[0] = 0;
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 9};
+    static const int dins[] = {1, 3, 4, 5, 30, 64, 67};
+    static const int douts[] = {1, 3, 4, 5, 7, 8, 12, 13, 16, 17, 31, 33, 50, 97};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
+            for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
+                test_matmul(ns[a], dins[b], douts[c], (a + c) % 2 == 0);
+    static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
+    for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
+        for (int n_q = 1; n_q <= 9; n_q += 4)
+            for (int off = 0; off <= 6; off += 3)
+                for (int mode = 0; mode < 4; mode++)
+                    test_attention(n_q, off, 1 + (int)(a % 3), dheads[a], mode & 1, mode & 2);
+    static char out[sizeof report + 64];
+    snprintf(out, sizeof out, "checks %d failures %d\n%s", checks, failures, report);
+    return out;
+}

@@ -1,0 +1,315 @@
+// lantern.js: the engine's JavaScript interface, one ES module for the browser and Node.
+//
+//   import { createLantern } from './lantern.js';
+//   const lantern = await createLantern();                 // loads lantern.wasm beside this file
+//   const model = lantern.loadModel({ config, weights });  // config.json text, safetensors bytes
+//   const session = model.createSession({ capture: ['blocks.0.attn.hook_pattern'] });
+//   session.forward([464, 3290, 318]);
+//   session.probs({ temperature: 0.8, topK: 40 });         // Float32Array [n_vocab]
+//   session.tensor('blocks.0.attn.hook_pattern');          // { name, shape, data }
+//
+// Every array handed back is a copy: wasm memory may grow (and detach views) on the next call.
+// Engine failures throw LanternError with the engine's message; the session stays usable.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** An error reported by the engine (`code` is the lt_status value) or by this module. */
+export class LanternError extends Error {
+  constructor(message, code = 1) {
+    super(message);
+    this.name = 'LanternError';
+    this.code = code;
+  }
+}
+
+async function fetchBytes(url) {
+  if (url.protocol === 'file:') {
+    const fs = await import('node:fs/promises');
+    return new Uint8Array(await fs.readFile(url));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new LanternError(`cannot fetch ${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/**
+ * Instantiate the engine. Options: `wasmBytes` (Uint8Array or ArrayBuffer) or `wasmUrl`
+ * (default: lantern.wasm next to this module; file: URLs are read with node:fs).
+ */
+export async function createLantern(options = {}) {
+  const bytes = options.wasmBytes ??
+    await fetchBytes(new URL(options.wasmUrl ?? './lantern.wasm', import.meta.url));
+  const trap = (name) => () => { throw new LanternError(`the engine called ${name}, which lantern does not provide`); };
+  const imports = {
+    env: { emscripten_notify_memory_growth() {} },
+    wasi_snapshot_preview1: new Proxy({}, { get: (_, name) => trap(String(name)) }),
+  };
+  const { instance } = await WebAssembly.instantiate(bytes, imports);
+  instance.exports._initialize?.();
+  return new Lantern(instance.exports);
+}
+
+function checkInteger(value, what) {
+  if (!Number.isInteger(value)) throw new LanternError(`${what} must be an integer, not ${value}`);
+  return value;
+}
+
+class Lantern {
+  constructor(exports) {
+    this.wasm = exports;
+  }
+
+  // --- memory helpers: pointers are unsigned (memory may pass 2 GB)
+  heapU8() { return new Uint8Array(this.wasm.memory.buffer); }
+
+  alloc(size) {
+    const ptr = this.wasm.malloc(Math.max(size, 1)) >>> 0;
+    if (!ptr) {
+      throw new LanternError(`out of memory: cannot allocate ${(size / 1e6).toFixed(1)} MB in the engine's memory`, 4);
+    }
+    return ptr;
+  }
+
+  /** Copy bytes into engine memory; the caller frees the returned pointer. */
+  copyIn(bytes) {
+    const ptr = this.alloc(bytes.length);
+    this.heapU8().set(bytes, ptr);
+    return ptr;
+  }
+
+  withString(text, fn) {
+    const bytes = encoder.encode(text);
+    const ptr = this.alloc(bytes.length + 1);
+    const heap = this.heapU8();
+    heap.set(bytes, ptr);
+    heap[ptr + bytes.length] = 0;
+    try { return fn(ptr); } finally { this.wasm.free(ptr); }
+  }
+
+  readString(ptr) {
+    ptr >>>= 0;
+    if (!ptr) return null;
+    const heap = this.heapU8();
+    let end = ptr;
+    while (heap[end]) end++;
+    return decoder.decode(heap.subarray(ptr, end));
+  }
+
+  lastError() {
+    return new LanternError(this.readString(this.wasm.lt_last_error()) || 'unknown engine error',
+      this.wasm.lt_last_error_code());
+  }
+
+  check(rc) {
+    if (rc !== 0) throw this.lastError();
+  }
+
+  /**
+   * Load a model from the contents of its config.json (string, Uint8Array or ArrayBuffer) and
+   * model.safetensors (Uint8Array or ArrayBuffer). `maxWeightBytes` caps the loaded size.
+   */
+  loadModel({ config, weights, maxWeightBytes = 0 }) {
+    if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
+    const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
+    const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);
+    if (weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
+    const cfgPtr = this.copyIn(configBytes);
+    let wPtr = 0;
+    try {
+      wPtr = this.copyIn(weightBytes);
+      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes) >>> 0;
+      if (!handle) throw this.lastError();
+      return new Model(this, handle);
+    } finally {
+      this.wasm.free(cfgPtr);
+      if (wPtr) this.wasm.free(wPtr);
+    }
+  }
+}
+
+class Model {
+  constructor(lantern, handle) {
+    this.lantern = lantern;
+    this.handle = handle;
+    /** { family, n_layer, n_head, d_model, d_head, d_mlp, n_vocab, n_ctx, act_fn, ... } */
+    this.info = JSON.parse(lantern.readString(lantern.wasm.lt_model_describe(handle)));
+    this.sessions = new Set();
+  }
+
+  get nVocab() { return this.info.n_vocab; }
+  get nCtx() { return this.info.n_ctx; }
+
+  live() {
+    if (!this.handle) throw new LanternError('this model has been freed', 6);
+    return this.handle;
+  }
+
+  /** Options: capture (patterns), maxCaptureBytes, seed (a non-negative safe integer). */
+  createSession({ capture = [], maxCaptureBytes = 0, seed = 0x6c616e74 } = {}) {
+    const [lo, hi] = splitSeed(seed);
+    const handle = this.lantern.wasm.ltw_session_init(this.live(), maxCaptureBytes, lo, hi) >>> 0;
+    if (!handle) throw this.lantern.lastError();
+    const session = new Session(this, handle);
+    this.sessions.add(session);
+    try {
+      session.setCapture(capture);
+    } catch (e) {
+      session.free();
+      throw e;
+    }
+    return session;
+  }
+
+  /** Free the model and every session made from it. */
+  free() {
+    if (!this.handle) return;
+    for (const s of this.sessions) s.free();
+    this.lantern.wasm.lt_model_free(this.handle);
+    this.handle = 0;
+  }
+}
+
+function splitSeed(seed) {
+  if (typeof seed === 'bigint') {
+    if (seed < 0n || seed >= 1n << 64n) throw new LanternError('seed must fit in 64 bits');
+    return [Number(seed & 0xffffffffn), Number(seed >> 32n)];
+  }
+  if (!Number.isSafeInteger(seed) || seed < 0) {
+    throw new LanternError(`seed must be a non-negative integer, not ${seed}`);
+  }
+  return [seed % 2 ** 32, Math.floor(seed / 2 ** 32)];
+}
+
+function samplingArgs({ temperature = 1, topK = 0, topP = 1 } = {}) {
+  checkInteger(topK, 'topK');
+  if (typeof temperature !== 'number' || typeof topP !== 'number') {
+    throw new LanternError('temperature and topP must be numbers');
+  }
+  return [temperature, topK, topP];
+}
+
+class Session {
+  constructor(model, handle) {
+    this.model = model;
+    this.lantern = model.lantern;
+    this.handle = handle;
+  }
+
+  live() {
+    if (!this.handle) throw new LanternError('this session has been freed', 6);
+    return this.handle;
+  }
+
+  /** Keep these tensors from now on: an array or a comma-separated string of names or globs. */
+  setCapture(patterns) {
+    const text = Array.isArray(patterns) ? patterns.join(',') : String(patterns);
+    const h = this.live();
+    this.lantern.check(this.lantern.withString(text, (p) => this.lantern.wasm.lt_session_set_capture(h, p)));
+  }
+
+  /** Append tokens in one batched pass (prefill). */
+  forward(ids) {
+    const h = this.live();
+    const list = Array.from(ids, (id) => checkInteger(id, 'token id'));
+    if (list.length === 0) throw new LanternError('forward needs at least one token');
+    for (const id of list) {
+      if (id < -(2 ** 31) || id >= 2 ** 31) throw new LanternError(`token id ${id} is outside the vocabulary [0, ${this.model.nVocab})`, 5);
+    }
+    const bytes = new Uint8Array(Int32Array.from(list).buffer);
+    const ptr = this.lantern.copyIn(bytes);
+    try {
+      this.lantern.check(this.lantern.wasm.lt_session_forward(h, ptr, list.length));
+    } finally {
+      this.lantern.wasm.free(ptr);
+    }
+  }
+
+  /** Append one token using the KV cache. */
+  step(id) {
+    this.forward([id]);
+  }
+
+  /** Keep the first `pos` tokens; logits and captures become those of position pos - 1. */
+  rewind(pos) {
+    this.lantern.check(this.lantern.wasm.lt_session_rewind(this.live(), checkInteger(pos, 'position')));
+  }
+
+  reset() {
+    this.lantern.wasm.lt_session_reset(this.live());
+  }
+
+  /** Number of tokens in the session. */
+  get length() {
+    return this.lantern.wasm.lt_session_n_past(this.live());
+  }
+
+  /** The session's token ids. */
+  tokens() {
+    const n = this.length;
+    const ptr = this.lantern.wasm.lt_session_tokens(this.live()) >>> 0;
+    return new Int32Array(this.lantern.wasm.memory.buffer, ptr, n).slice();
+  }
+
+  /** Logits of the last position (Float32Array [n_vocab]), or null before any token. */
+  logits() {
+    const ptr = this.lantern.wasm.lt_session_logits(this.live()) >>> 0;
+    if (!ptr) return null;
+    return new Float32Array(this.lantern.wasm.memory.buffer, ptr, this.model.nVocab).slice();
+  }
+
+  /** The sampling distribution for { temperature, topK, topP } (Float32Array [n_vocab]). */
+  probs(options) {
+    const args = samplingArgs(options);
+    const n = this.model.nVocab;
+    const ptr = this.lantern.alloc(n * 4);
+    try {
+      this.lantern.check(this.lantern.wasm.ltw_session_probs(this.live(), ...args, ptr));
+      return new Float32Array(this.lantern.wasm.memory.buffer, ptr, n).slice();
+    } finally {
+      this.lantern.wasm.free(ptr);
+    }
+  }
+
+  /** Draw the next token id with the session's seeded generator. */
+  sample(options) {
+    const id = this.lantern.wasm.ltw_session_sample(this.live(), ...samplingArgs(options));
+    if (id < 0) throw this.lantern.lastError();
+    return id;
+  }
+
+  setSeed(seed) {
+    const [lo, hi] = splitSeed(seed);
+    this.lantern.wasm.ltw_session_set_seed(this.live(), lo, hi);
+  }
+
+  /** A captured tensor of the last pass: { name, shape, data: Float32Array }. */
+  tensor(name) {
+    const h = this.live();
+    const meta = this.lantern.alloc(6 * 4);
+    try {
+      this.lantern.check(this.lantern.withString(name, (p) => this.lantern.wasm.ltw_session_tensor(h, p, meta)));
+      const m = new Int32Array(this.lantern.wasm.memory.buffer, meta, 6);
+      const shape = Array.from(m.subarray(2, 2 + m[1]));
+      const size = shape.reduce((a, b) => a * b, 1);
+      const data = new Float32Array(this.lantern.wasm.memory.buffer, m[0] >>> 0, size).slice();
+      return { name, shape, data };
+    } finally {
+      this.lantern.wasm.free(meta);
+    }
+  }
+
+  /** Every tensor name: [{ name, dims, shape (null if not captured), captured, doc }]. */
+  tensorList() {
+    const text = this.lantern.readString(this.lantern.wasm.lt_session_list_tensors(this.live()));
+    if (text == null) throw new LanternError('out of memory', 4);
+    return JSON.parse(text);
+  }
+
+  free() {
+    if (!this.handle) return;
+    this.lantern.wasm.lt_session_free(this.handle);
+    this.handle = 0;
+    this.model.sessions.delete(this);
+  }
+}
