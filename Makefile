@@ -64,7 +64,7 @@ test-native: build/test_engine
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures
 
 test-node: web/lantern.wasm build/test_kernels.wasm deps-node
-	node --test tests/
+	node --test tests/*.test.mjs
 
 serve: web/lantern.wasm deps-node
 	node web/serve.mjs $(PORT)

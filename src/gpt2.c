@@ -154,14 +154,19 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
         return lt_fail(LT_ERR_FORMAT,
                        "model.safetensors: missing tensor 'lm_head.weight' (tie_word_embeddings "
                        "is false)");
+    /* estimate in double first so that even absurd configs get a size in the message */
+    const double dd = m->d_model, df = m->d_mlp;
+    const double estimate =
+        4.0 * ((double)m->n_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
+               (m->tied ? 1.0 : 2.0) * m->n_vocab * dd + (double)m->n_ctx * dd + 2 * dd);
+    if (estimate > (double)params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB "
+                       "allowed", estimate / 1e9, (double)params->max_weight_bytes / 1e9);
     size_t n_params, bytes;
     if (!count_params(m, &n_params) || !lt_mul_size(n_params, sizeof(float), &bytes))
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "model too large: its weights do not fit in this build's address space");
-    if (bytes > params->max_weight_bytes)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB "
-                       "allowed", (double)bytes / 1e9, (double)params->max_weight_bytes / 1e9);
     m->n_params = n_params;
     m->layers = calloc((size_t)m->n_layer, sizeof *m->layers);
     m->arena = malloc(bytes ? bytes : 1);
@@ -170,7 +175,7 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                        "out of memory: the model's weights need %.2f GB", (double)bytes / 1e9);
 
     loader L = {st, m->arena, NULL};
-    size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
+    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
     if ((rc = take(&L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
         (rc = take(&L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
         (rc = take(&L, "ln_f.weight", d, 0, &m->ln_f_w)) ||

@@ -64,7 +64,9 @@ static int32_t parse_entry(lt_st_tensor *t, const char *name, const lt_json *e,
         uint64_t d;
         size_t next;
         if (!as_size(&shape->items[i], &d))
-            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has a bad shape", name);
+            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' has a bad shape (dimensions must be "
+                                           "non-negative integers that fit in memory)",
+                           name);
         if (!lt_mul_size(numel, (size_t)d, &next))
             return lt_fail(LT_ERR_FORMAT,
                            "model.safetensors: tensor '%s': shape overflows the address space",

@@ -82,3 +82,28 @@ export function sliceRows(t, from, to) {
   const row = t.data.length / t.shape[0];
   return { shape: [to - from, ...t.shape.slice(1)], data: t.data.subarray(from * row, to * row) };
 }
+
+/** Split a safetensors file into its parsed header and its data section. */
+export function splitSafetensors(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+  return { header, data: bytes.subarray(8 + headerLength) };
+}
+
+/** Build a safetensors file from a header object (or raw header text) and a data section. */
+export function joinSafetensors(header, data) {
+  const text = new TextEncoder().encode(typeof header === 'string' ? header : JSON.stringify(header));
+  const out = new Uint8Array(8 + text.length + data.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  out.set(data, 8 + text.length);
+  return out;
+}
+
+/** A copy of a safetensors file whose header went through `mutate(header)`. */
+export function rewriteHeader(bytes, mutate) {
+  const { header, data } = splitSafetensors(bytes);
+  mutate(header);
+  return joinSafetensors(header, data);
+}

@@ -1,0 +1,169 @@
+// Bad input never crashes the engine: each case throws an Error with a clear message, and the
+// same engine instance then still computes the golden results.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  lantern, readFixture, readGolden, compareArrays, sliceRows, rewriteHeader, splitSafetensors,
+  joinSafetensors,
+} from './helpers.mjs';
+import { LanternError } from '../web/lantern.js';
+
+const L = await lantern();
+const fixture = readFixture('gpt2-odd');
+const golden = readGolden('gpt2-odd');
+const goldenLast = sliceRows(golden.tensors.get('logits'), golden.prompt.length - 1, golden.prompt.length).data;
+
+/** The instance survived: a fresh load and forward still match the reference. */
+function assertStillWorks() {
+  const model = L.loadModel(fixture);
+  const s = model.createSession();
+  s.forward(golden.prompt);
+  assert.equal(compareArrays(s.logits(), goldenLast), null);
+  model.free();
+}
+
+function assertLoadFails(files, pattern) {
+  assert.throws(() => L.loadModel({ ...fixture, ...files }), (e) => {
+    assert.ok(e instanceof LanternError && e instanceof Error, `not a LanternError: ${e}`);
+    assert.match(e.message, pattern);
+    return true;
+  });
+  assertStillWorks();
+}
+
+const config = JSON.parse(fixture.config);
+const withConfig = (changes) => ({ config: JSON.stringify({ ...config, ...changes }) });
+const withHeader = (mutate) => ({ weights: rewriteHeader(fixture.weights, mutate) });
+
+test('truncated weights files', () => {
+  const { header } = splitSafetensors(fixture.weights);
+  const headerEnd = fixture.weights.length - splitSafetensors(fixture.weights).data.length;
+  assertLoadFails({ weights: fixture.weights.subarray(0, 5) }, /too short for a header/);
+  assertLoadFails({ weights: fixture.weights.subarray(0, 100) }, /header length .* past the end/);
+  assertLoadFails({ weights: fixture.weights.subarray(0, headerEnd) }, /past the 0 bytes of data \(truncated file\?\)/);
+  const last = Object.values(header).filter((e) => e.data_offsets).at(-1);
+  assertLoadFails({ weights: fixture.weights.subarray(0, headerEnd + last.data_offsets[1] - 1) }, /truncated file/);
+  assertLoadFails({ weights: new Uint8Array(0) }, /too short/);
+});
+
+test('a header length past the end of the file', () => {
+  const bytes = fixture.weights.slice();
+  new DataView(bytes.buffer).setBigUint64(0, 1n << 40n, true);
+  assertLoadFails({ weights: bytes }, /header length 1099511627776 is past the end/);
+});
+
+test('malformed JSON in config.json and in the safetensors header', () => {
+  assertLoadFails({ config: '{"n_layer": 2,' }, /config\.json: malformed JSON at byte \d+/);
+  assertLoadFails({ config: '[1, 2]' }, /config\.json: not a JSON object/);
+  assertLoadFails({ config: Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]) }, /config\.json: malformed JSON at byte 2: invalid UTF-8/);
+  assertLoadFails({ config: '['.repeat(100000) }, /nested deeper than 64 levels/);
+  const { data } = splitSafetensors(fixture.weights);
+  assertLoadFails({ weights: joinSafetensors('{"wte.weight": {"dtype": "F32", ', data) }, /header: malformed JSON/);
+  const bad = joinSafetensors('{"x": "\x01"}', data);
+  assertLoadFails({ weights: bad }, /control character/);
+});
+
+test('tensor offsets outside the data, or overlapping', () => {
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].data_offsets[1] += 1e6; h['transformer.ln_f.bias'].data_offsets[0] += 1e6; }), /past the \d+ bytes of data/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].data_offsets = [5, 1]; }), /bad data_offsets/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].data_offsets = [-4, 116]; }), /bad data_offsets/);
+  assertLoadFails(withHeader((h) => {
+    h['transformer.ln_f.bias'].data_offsets = [...h['transformer.ln_f.weight'].data_offsets];
+  }), /overlap/);
+  assertLoadFails(withHeader((h) => {
+    const [a] = h['transformer.ln_f.weight'].data_offsets;
+    h['transformer.ln_f.bias'].data_offsets = [a + 4, a + 124];
+  }), /overlap/);
+});
+
+test('shapes and dtypes that do not match the config', () => {
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].shape = [15, 2]; }), /'transformer\.ln_f\.bias' has shape \[15, 2\] but the config needs \[30\]/);
+  assertLoadFails(withConfig({ n_embd: 33 }), /has shape \[97, 30\] but the config needs \[97, 33\]/);
+  assertLoadFails(withConfig({ n_inner: 40 }), /needs \[30, 40\]/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].dtype = 'I32'; }), /dtype I32; lantern reads F32, F16 or BF16/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].dtype = 'F16'; }), /has 120 bytes of data but its shape and dtype need 60/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].dtype = 'F99'; }), /unknown dtype 'F99'/);
+  assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].shape = [2 ** 40, 2 ** 40]; }), /bad shape \(dimensions must be non-negative integers that fit in memory\)|overflows/);
+});
+
+test('missing tensors and a missing untied head', () => {
+  assertLoadFails(withHeader((h) => { delete h['transformer.h.1.mlp.c_fc.bias']; }), /missing tensor 'h\.1\.mlp\.c_fc\.bias'/);
+  assertLoadFails(withHeader((h) => { delete h['lm_head.weight']; }), /missing tensor 'lm_head\.weight'/);
+  assertLoadFails(withConfig({ n_layer: 3 }), /missing tensor 'h\.2\.ln_1\.weight'/);
+});
+
+test('NaN or infinite weights', () => {
+  const { header, data } = splitSafetensors(fixture.weights);
+  const bytes = data.slice();
+  const [begin] = header['transformer.h.0.attn.c_attn.weight'].data_offsets;
+  new DataView(bytes.buffer).setFloat32(begin + 40, NaN, true);
+  assertLoadFails({ weights: joinSafetensors(header, bytes) }, /'transformer\.h\.0\.attn\.c_attn\.weight' holds NaN or infinite values/);
+});
+
+test('bad or unsupported config values', () => {
+  assertLoadFails(withConfig({ n_layer: undefined }), /missing "n_layer"/);
+  assertLoadFails(withConfig({ n_head: 7 }), /not a multiple of n_head/);
+  assertLoadFails(withConfig({ vocab_size: -1 }), /"vocab_size" must be an integer/);
+  assertLoadFails(withConfig({ n_embd: 2.5 }), /"n_embd" must be an integer/);
+  assertLoadFails(withConfig({ activation_function: 'swish' }), /activation_function "swish" is not supported/);
+  assertLoadFails(withConfig({ model_type: 'llama' }), /model_type "llama" is not supported/);
+  assertLoadFails(withConfig({ n_positions: undefined }), /missing "n_positions"/);
+});
+
+test('a model too large for memory is refused before anything large is allocated', () => {
+  assertLoadFails(withConfig({ n_embd: 16384, n_head: 128, n_layer: 48 }), /model too large: its weights need [\d.]+ GB/);
+  assertLoadFails(withConfig({ n_embd: 16777215, n_layer: 16777216, vocab_size: 16777216 }), /model too large: its weights need [\d.]+ GB/);
+  assert.throws(() => L.loadModel({ ...fixture, maxWeightBytes: 1000 }), /more than the 0\.00 GB allowed/);
+  assertStillWorks();
+});
+
+test('bad token ids, a too-long prompt, bad sampling settings: the session stays usable', () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: 'logits' });
+  const ok = () => {
+    s.reset();
+    s.forward(golden.prompt);
+    assert.equal(compareArrays(s.logits(), goldenLast), null);
+    s.reset();
+  };
+  const cases = [
+    [() => s.forward([1, -1]), /token id -1 \(at index 1\) is outside the vocabulary \[0, 97\)/],
+    [() => s.forward([97]), /token id 97 .* outside the vocabulary/],
+    [() => s.forward([2 ** 40]), /outside the vocabulary/],
+    [() => s.forward([1.5]), /token id must be an integer/],
+    [() => s.forward([]), /at least one token/],
+    [() => s.forward(new Array(12).fill(1)), /12 more tokens do not fit: the session holds 0 of the model's 11-token context/],
+    [() => { s.forward(golden.prompt); s.step(1); }, /1 more tokens do not fit/],
+    [() => s.probs({ temperature: NaN }), /temperature must be a finite number >= 0/],
+    [() => s.probs({ temperature: -0.5 }), /temperature must be a finite number >= 0/],
+    [() => s.sample({ temperature: Infinity }), /temperature must be a finite number/],
+    [() => s.probs({ topP: NaN }), /top_p must be in \(0, 1\]/],
+    [() => s.probs({ topP: 1.5 }), /top_p must be in \(0, 1\]/],
+    [() => s.probs({ topK: 2.5 }), /topK must be an integer/],
+    [() => s.rewind(20), /rewind: position 20 is outside/],
+    [() => s.tensor('blocks.0.attn.hook_nope'), /no tensor is named "blocks\.0\.attn\.hook_nope"/],
+    [() => s.tensor('blocks.0.attn.hook_q'), /was not captured/],
+    [() => s.setCapture('blocks.7.*'), /"blocks\.7\.\*" matches no tensor name/],
+    [() => s.setSeed(-1), /seed must be a non-negative integer/],
+  ];
+  for (const [call, pattern] of cases) {
+    s.reset();
+    assert.throws(call, (e) => e instanceof LanternError && pattern.test(e.message), String(pattern));
+    ok();
+  }
+  s.reset();
+  assert.throws(() => s.probs(), /no logits yet/);
+  model.free();
+  assert.throws(() => s.forward([1]), /freed/);
+  assertStillWorks();
+});
+
+test('captures beyond the session limit are refused before the pass runs', () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: '*', maxCaptureBytes: 20000 });
+  assert.throws(() => s.forward(golden.prompt), /needs [\d.]+ MB, more than the session's limit of 0\.0 MB/);
+  assert.equal(s.length, 0);
+  s.forward(golden.prompt.slice(0, 1)); // a short pass fits
+  assert.equal(compareArrays(s.tensor('logits').data, sliceRows(golden.tensors.get('logits'), 0, 1).data), null);
+  model.free();
+});

@@ -1,0 +1,170 @@
+// Every tensor the engine exposes, for every fixture, against the PyTorch twin's golden values;
+// and the KV cache, chunked prefill and rewind against the same goldens.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FIXTURE_NAMES, lantern, readFixture, readGolden, compareArrays, sliceRows, splitSafetensors,
+} from './helpers.mjs';
+
+const L = await lantern();
+
+function expectClose(actual, expected, what, tol) {
+  const problem = compareArrays(actual, expected, tol);
+  assert.equal(problem, null, `${what}: ${problem}`);
+}
+
+/** Rows [from, to) of the query axis of a [head, q_pos, k_pos] golden tensor, keys cut to n_kv. */
+function attentionRows(t, from, to, nKv) {
+  const [H, T, K] = t.shape;
+  const out = new Float32Array(H * (to - from) * nKv);
+  let o = 0;
+  for (let h = 0; h < H; h++) {
+    for (let i = from; i < to; i++) {
+      for (let j = 0; j < nKv; j++) out[o++] = t.data[(h * T + i) * K + j];
+    }
+  }
+  return { shape: [H, to - from, nKv], data: out };
+}
+
+/** The golden rows a pass over positions [from, to) should reproduce, by hook name. */
+function goldenRows(name, t, from, to) {
+  if (name.endsWith('hook_attn_scores') || name.endsWith('hook_pattern')) return attentionRows(t, from, to, to);
+  return sliceRows(t, from, to);
+}
+
+for (const name of FIXTURE_NAMES) {
+  test(`${name}: every hook of a prefill matches the PyTorch reference`, () => {
+    const { tensors, prompt } = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const session = model.createSession({ capture: '*' });
+    session.forward(prompt);
+    const listed = session.tensorList();
+    assert.deepEqual(listed.map((t) => t.name).sort(), [...tensors.keys()].sort(),
+      'the engine exposes exactly the hooks the reference computes');
+    for (const [hook, want] of tensors) {
+      const got = session.tensor(hook);
+      assert.deepEqual(got.shape, want.shape, `${hook} shape`);
+      expectClose(got.data, want.data, hook);
+      const entry = listed.find((t) => t.name === hook);
+      assert.deepEqual(entry.shape, want.shape, `${hook} listed shape`);
+      assert.equal(entry.captured, true);
+    }
+    const logits = tensors.get('logits');
+    expectClose(session.logits(), sliceRows(logits, prompt.length - 1, prompt.length).data, 'last logits');
+    model.free();
+  });
+
+  test(`${name}: decoding token by token with the KV cache equals the full forward`, () => {
+    const { tensors, prompt } = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const session = model.createSession({ capture: '*' });
+    for (let t = 0; t < prompt.length; t++) {
+      session.step(prompt[t]);
+      assert.equal(session.length, t + 1);
+      for (const [hook, want] of tensors) {
+        const got = session.tensor(hook);
+        const rows = goldenRows(hook, want, t, t + 1);
+        assert.deepEqual(got.shape, rows.shape, `${hook} shape at step ${t}`);
+        expectClose(got.data, rows.data, `${hook} at step ${t}`);
+      }
+    }
+    assert.deepEqual(Array.from(session.tokens()), prompt);
+    model.free();
+  });
+
+  test(`${name}: a prefill in two chunks equals one prefill`, () => {
+    const { tensors, prompt } = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, logits, blocks.*.hook_resid_post' });
+    const cut = Math.floor(prompt.length / 2);
+    session.forward(prompt.slice(0, cut));
+    session.forward(prompt.slice(cut));
+    for (const hook of ['logits', 'blocks.1.attn.hook_pattern', 'blocks.1.hook_resid_post']) {
+      const rows = goldenRows(hook, tensors.get(hook), cut, prompt.length);
+      const got = session.tensor(hook);
+      assert.deepEqual(got.shape, rows.shape);
+      expectClose(got.data, rows.data, `${hook} of the second chunk`);
+    }
+    model.free();
+  });
+
+  test(`${name}: rewind then step equals a fresh forward`, () => {
+    const { tensors, prompt } = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const session = model.createSession({ capture: 'logits, blocks.0.attn.hook_pattern' });
+    session.forward(prompt);
+    const k = Math.max(2, prompt.length - 4);
+    session.rewind(k);
+    assert.equal(session.length, k);
+    assert.deepEqual(Array.from(session.tokens()), prompt.slice(0, k));
+    // after a rewind the logits and captures are those of position k - 1, as first computed
+    expectClose(session.logits(), sliceRows(tensors.get('logits'), k - 1, k).data, 'logits after rewind');
+    expectClose(session.tensor('blocks.0.attn.hook_pattern').data,
+      attentionRows(tensors.get('blocks.0.attn.hook_pattern'), k - 1, k, k).data, 'pattern after rewind');
+    // branch: a different token than the original continuation
+    const other = (prompt[k] + 1) % model.nVocab;
+    session.step(other);
+    const fresh = model.createSession();
+    fresh.forward([...prompt.slice(0, k), other]);
+    expectClose(session.logits(), fresh.logits(), 'branch vs fresh', { atol: 1e-6, rtol: 1e-6 });
+    session.rewind(0);
+    assert.equal(session.length, 0);
+    assert.equal(session.logits(), null);
+    model.free();
+  });
+
+  test(`${name}: attention rows sum to 1 with exact zeros above the diagonal`, () => {
+    const { prompt } = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const session = model.createSession({ capture: '*attn.hook_pattern, *attn.hook_attn_scores' });
+    session.forward(prompt.slice(0, 3));
+    session.forward(prompt.slice(3));
+    for (let l = 0; l < model.info.n_layer; l++) {
+      const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.hook_pattern`);
+      const scores = session.tensor(`blocks.${l}.attn.hook_attn_scores`).data;
+      const offset = K - T;
+      for (let h = 0; h < H; h++) {
+        for (let i = 0; i < T; i++) {
+          let sum = 0;
+          for (let j = 0; j < K; j++) {
+            const at = (h * T + i) * K + j;
+            if (j > offset + i) {
+              assert.equal(data[at], 0, `weight above the diagonal at ${h},${i},${j}`);
+              assert.equal(scores[at], -Infinity, `score above the diagonal at ${h},${i},${j}`);
+            } else {
+              assert.ok(data[at] > 0 && Number.isFinite(scores[at]));
+              sum += data[at];
+            }
+          }
+          assert.ok(Math.abs(sum - 1) < 1e-5, `row ${h},${i} sums to ${sum}`);
+        }
+      }
+    }
+    model.free();
+  });
+}
+
+test('gpt2-tiny is named exactly as openai-community/gpt2 checkpoints are', () => {
+  const { header } = splitSafetensors(readFixture('gpt2-tiny').weights);
+  const names = Object.keys(header).filter((n) => n !== '__metadata__');
+  assert.ok(names.includes('wte.weight') && names.includes('h.0.attn.c_attn.weight'));
+  assert.ok(names.includes('h.0.attn.bias') && names.includes('h.1.attn.masked_bias'));
+  assert.ok(!names.some((n) => n.startsWith('transformer.')) && !names.includes('lm_head.weight'));
+});
+
+test('tensor list: every name with symbolic dims, and shapes only once captured', () => {
+  const model = L.loadModel(readFixture('gpt2-odd'));
+  const session = model.createSession({ capture: 'blocks.1.attn.hook_q' });
+  let list = session.tensorList();
+  assert.equal(list.length, 3 + 15 * model.info.n_layer + 1);
+  const q = list.find((t) => t.name === 'blocks.1.attn.hook_q');
+  assert.deepEqual(q.dims, ['pos', 'head', 'd_head']);
+  assert.equal(q.shape, null);
+  assert.ok(q.doc.length > 0);
+  session.forward([1, 2, 3]);
+  list = session.tensorList();
+  assert.deepEqual(list.find((t) => t.name === 'blocks.1.attn.hook_q').shape, [3, 3, 10]);
+  assert.equal(list.filter((t) => t.captured).length, 1);
+  assert.deepEqual(list.find((t) => t.name === 'blocks.0.attn.hook_pattern').dims, ['head', 'pos', 'key_pos']);
+  model.free();
+});

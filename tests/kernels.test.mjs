@@ -1,0 +1,21 @@
+// The wasm SIMD128 kernels against the scalar reference kernels (tests/native/test_kernels.c,
+// compiled to wasm by make build/test_kernels.wasm).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+test('SIMD kernels agree with the reference kernels on awkward sizes', async () => {
+  const bytes = readFileSync(new URL('../build/test_kernels.wasm', import.meta.url));
+  const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
+  instance.exports._initialize?.();
+  for (const seed of [1, 2, 3]) {
+    const ptr = instance.exports.run_kernel_tests(seed) >>> 0;
+    const heap = new Uint8Array(instance.exports.memory.buffer);
+    let end = ptr;
+    while (heap[end]) end++;
+    const report = new TextDecoder().decode(heap.subarray(ptr, end));
+    const [, checks, failures] = report.match(/^checks (\d+) failures (\d+)/).map(Number);
+    assert.ok(checks > 2000, `only ${checks} checks ran`);
+    assert.equal(failures, 0, report);
+  }
+});
