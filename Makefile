@@ -34,7 +34,7 @@ WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native test test-native test-node serve fixtures deps deps-build deps-node \
-        deps-torch clean
+        deps-browser deps-torch clean
 
 all: wasm
 
@@ -63,7 +63,7 @@ test: test-native test-node
 test-native: build/test_engine
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures
 
-test-node: web/lantern.wasm build/test_kernels.wasm deps-node
+test-node: web/lantern.wasm build/test_kernels.wasm deps-node deps-browser
 	node --test tests/*.test.mjs
 
 serve: web/lantern.wasm deps-node
@@ -73,7 +73,11 @@ serve: web/lantern.wasm deps-node
 fixtures: deps-torch
 	$(PYTHON) tests/reference/make_fixtures.py
 
-deps: deps-build deps-node
+deps: deps-build deps-node deps-browser
+
+# headless browser tests drive Debian's chromium through playwright-core
+deps-browser:
+	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && $(APT_INSTALL) chromium; }
 
 deps-build:
 	@command -v $(CC) >/dev/null && command -v $(EMCC) >/dev/null || \

@@ -1,0 +1,62 @@
+// A small static file server for the playground: `node web/serve.mjs [port]`.
+// Serves the repository's web/, weights/ and tests/fixtures/ folders on localhost only.
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SERVED = ['web', 'weights', join('tests', 'fixtures')];
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8', '.wasm': 'application/wasm',
+  '.txt': 'text/plain; charset=utf-8', '.md': 'text/plain; charset=utf-8',
+  '.png': 'image/png', '.svg': 'image/svg+xml',
+};
+
+/** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
+export function serve(port = 8000, host = '127.0.0.1') {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    if (url.pathname === '/') {
+      res.writeHead(302, { Location: '/web/' + url.search });
+      res.end();
+      return;
+    }
+    let path = normalize(decodeURIComponent(url.pathname)).replace(/^[/\\]+/, '');
+    if (path.endsWith(sep) || path === 'web') path = join(path, 'index.html');
+    const allowed = SERVED.some((dir) => path === dir || path.startsWith(dir + sep));
+    let stat;
+    try {
+      stat = allowed && !path.split(sep).includes('..') && statSync(join(ROOT, path));
+    } catch {
+      stat = null;
+    }
+    if (!stat || !stat.isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('not found\n');
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
+      'Content-Length': stat.size,
+      'Cache-Control': 'no-cache',
+    });
+    createReadStream(join(ROOT, path)).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const port = Number(process.argv[2] ?? process.env.PORT ?? 8000);
+  serve(port).then((server) => {
+    console.log(`lantern playground: http://localhost:${server.address().port}/web/`);
+  }, (err) => {
+    console.error(`lantern: cannot serve on port ${port}: ${err.message}`);
+    process.exit(1);
+  });
+}
