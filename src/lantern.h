@@ -193,6 +193,59 @@ int32_t lt_session_sample(lt_session *session, lt_sampling_params params, int32_
 
 void lt_session_set_seed(lt_session *session, uint64_t seed);
 
+/* ---------------------------------------------------------------- tokenizers */
+
+/* Text to token ids and back. Two kinds: GPT-2's byte-level BPE (vocab.json + merges.txt, or a
+ * Hugging Face tokenizer.json of model type BPE with a ByteLevel pre-tokenizer), and a character
+ * tokenizer (one token per code point, from a vocab.json of single characters, or a
+ * tokenizer.json of model type WordLevel) with an unknown-token fallback. Multi-character
+ * entries such as <|endoftext|> or <unk> are special tokens: matched in text only when asked.
+ * Pointers returned stay valid until the next call on the same tokenizer.
+ *
+ *     lt_tokenizer *tok;
+ *     lt_tokenizer_load_bpe(vocab, vocab_len, merges, merges_len, &tok);
+ *     const int32_t *ids, *offsets; int32_t n;
+ *     lt_tokenizer_encode(tok, (const uint8_t *)"Hello world", 11, 0, &ids, &offsets, &n);
+ *     // n = 2, ids = {15496, 995}, offsets = {0, 5, 5, 11}: byte ranges in the text
+ */
+typedef struct lt_tokenizer lt_tokenizer;
+
+/* Each returns LT_OK, LT_ERR_FORMAT (malformed files: the message names the file and the
+ * entry), LT_ERR_UNSUPPORTED (another kind of tokenizer), LT_ERR_OUT_OF_MEMORY or
+ * LT_ERR_INVALID_ARGUMENT. */
+int32_t lt_tokenizer_load_bpe(const char *vocab_json, size_t vocab_len, const char *merges_txt,
+                              size_t merges_len, lt_tokenizer **out);
+int32_t lt_tokenizer_load_chars(const char *vocab_json, size_t vocab_len, lt_tokenizer **out);
+int32_t lt_tokenizer_load_json(const char *tokenizer_json, size_t len, lt_tokenizer **out);
+void lt_tokenizer_free(lt_tokenizer *tok);
+
+int32_t lt_tokenizer_n_vocab(const lt_tokenizer *tok); /* highest id + 1 */
+const char *lt_tokenizer_kind(const lt_tokenizer *tok); /* "bpe" or "char" */
+/* The id of the token spelled exactly so (raw bytes, e.g. "<|endoftext|>"), or -1. */
+int32_t lt_tokenizer_token_id(const lt_tokenizer *tok, const char *token);
+
+#define LT_ENCODE_SPECIAL 1u /* recognise special tokens in the text */
+
+/* Encode len bytes of text (any bytes: invalid UTF-8 is encoded byte by byte by BPE, or as the
+ * unknown token by the character tokenizer). *ids [n]; *offsets [n, 2]: each token's byte range
+ * [start, end) in the text. Returns LT_OK, LT_ERR_OUT_OF_RANGE (a character with no token and
+ * no unknown token), LT_ERR_OUT_OF_MEMORY or LT_ERR_INVALID_ARGUMENT. */
+int32_t lt_tokenizer_encode(lt_tokenizer *tok, const uint8_t *text, size_t len, uint32_t flags,
+                            const int32_t **ids, const int32_t **offsets, int32_t *n);
+
+/* The bytes the ids stand for (NUL-terminated for convenience; may be incomplete UTF-8).
+ * Returns LT_OK or LT_ERR_OUT_OF_RANGE for an id outside the vocabulary. */
+int32_t lt_tokenizer_decode(lt_tokenizer *tok, const int32_t *ids, int32_t n,
+                            const uint8_t **bytes, size_t *len);
+
+/* One token's raw bytes. */
+int32_t lt_tokenizer_token_bytes(const lt_tokenizer *tok, int32_t id, const uint8_t **bytes,
+                                 size_t *len);
+
+/* One token for display, as UTF-8: a space shown as U+2423 (␣), a newline as U+21B5 (↵), a tab
+ * as U+21E5 (⇥), other control characters and bytes that are not complete UTF-8 as <0xNN>. */
+int32_t lt_tokenizer_token_display(lt_tokenizer *tok, int32_t id, const char **text);
+
 #ifdef __cplusplus
 }
 #endif

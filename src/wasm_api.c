@@ -54,3 +54,41 @@ EXPORT int32_t ltw_session_tensor(lt_session *s, const char *name, int32_t *meta
     meta[0] = (int32_t)(uintptr_t)data;
     return rc;
 }
+
+/* kind: 0 = vocab.json + merges.txt (BPE), 1 = vocab.json (characters), 2 = tokenizer.json.
+ * Returns the tokenizer, or 0 with lt_last_error set. */
+EXPORT lt_tokenizer *ltw_tokenizer_load(int32_t kind, const char *a, uint32_t a_len, const char *b,
+                                        uint32_t b_len) {
+    lt_tokenizer *t = NULL;
+    if (kind == 0) lt_tokenizer_load_bpe(a, a_len, b, b_len, &t);
+    else if (kind == 1) lt_tokenizer_load_chars(a, a_len, &t);
+    else lt_tokenizer_load_json(a, a_len, &t);
+    return t;
+}
+
+/* out: [ids pointer, offsets pointer]; returns the token count, or -1 on failure. */
+EXPORT int32_t ltw_tokenizer_encode(lt_tokenizer *t, const uint8_t *text, uint32_t len,
+                                    uint32_t flags, int32_t *out) {
+    const int32_t *ids = NULL, *offsets = NULL;
+    int32_t n = 0;
+    if (lt_tokenizer_encode(t, text, len, flags, &ids, &offsets, &n) != LT_OK) return -1;
+    out[0] = (int32_t)(uintptr_t)ids;
+    out[1] = (int32_t)(uintptr_t)offsets;
+    return n;
+}
+
+/* out: [bytes pointer]; returns the byte count, or -1 on failure. */
+EXPORT int32_t ltw_tokenizer_decode(lt_tokenizer *t, const int32_t *ids, int32_t n, int32_t *out) {
+    const uint8_t *bytes = NULL;
+    size_t len = 0;
+    if (lt_tokenizer_decode(t, ids, n, &bytes, &len) != LT_OK) return -1;
+    out[0] = (int32_t)(uintptr_t)bytes;
+    return (int32_t)len;
+}
+
+/* Returns the display string, or 0 on failure. */
+EXPORT const char *ltw_tokenizer_token_display(lt_tokenizer *t, int32_t id) {
+    const char *text = NULL;
+    lt_tokenizer_token_display(t, id, &text);
+    return text;
+}

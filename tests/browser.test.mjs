@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { lantern, readFixture } from './helpers.mjs';
+import { readFileSync } from 'node:fs';
+import { lantern, readFixture, FIXTURES } from './helpers.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let server, browser, origin;
@@ -38,19 +39,26 @@ async function openPage() {
 test('the page shows the engine\'s probabilities and an attention heatmap', async () => {
   const { page, errors } = await openPage();
   await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
-  const ids = (await page.inputValue('#ids')).trim().split(/\s+/).map(Number);
-  const rows = await page.$$eval('#top tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent.trim())));
+  const prompt = await page.inputValue('#prompt');
+  const rows = await page.$$eval('#top tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent)));
   assert.equal(rows.length, 10);
+  const chips = await page.$$eval('#tokens .chip', (els) => els.map((e) => e.textContent));
 
   const L = await lantern();
   const model = L.loadModel(readFixture('gpt2-tiny'));
+  const tok = L.loadTokenizer({
+    vocab: readFileSync(`${FIXTURES}gpt2-tiny/vocab.json`), merges: readFileSync(`${FIXTURES}gpt2-tiny/merges.txt`),
+  });
+  const ids = tok.encode(prompt);
+  assert.deepEqual(chips, Array.from(ids, (id) => tok.display(id)));
   const s = model.createSession();
   s.forward(ids);
   const probs = s.probs({ temperature: 1 });
   const best = [...probs.keys()].sort((a, b) => probs[b] - probs[a]).slice(0, 10);
-  assert.deepEqual(rows.map((r) => Number(r[0])), best);
-  assert.deepEqual(rows.map((r) => r[1]), best.map((id) => probs[id].toFixed(4)));
-  assert.deepEqual(rows.map((r) => r[2]), best.map((id) => s.logits()[id].toFixed(3)));
+  assert.deepEqual(rows.map((r) => r[0]), best.map((id) => tok.display(id)));
+  assert.deepEqual(rows.map((r) => Number(r[1])), best);
+  assert.deepEqual(rows.map((r) => r[2].trim()), best.map((id) => probs[id].toFixed(4)));
+  assert.deepEqual(rows.map((r) => r[3]), best.map((id) => s.logits()[id].toFixed(3)));
 
   // the heatmap is drawn: its top-right cell (masked) differs from its top-left (weight 1)
   const pixels = await page.$eval('#heatmap', (c) => {
@@ -59,13 +67,15 @@ test('the page shows the engine\'s probabilities and an attention heatmap', asyn
   });
   assert.notDeepEqual(pixels[0], pixels[1]);
 
-  // editing the prompt re-runs the forward pass; a bad id shows the engine's message
-  await page.fill('#ids', '1 2 999');
-  await page.waitForFunction(() => document.getElementById('error').textContent.includes('outside the vocabulary'));
-  await page.fill('#ids', '5 6');
-  await page.waitForFunction(() => document.getElementById('error').textContent === '');
+  // editing the prompt re-runs the forward pass; a prompt past the context shows the engine's message
+  await page.fill('#prompt', 'many words '.repeat(40));
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes("of the model's 64-token context"));
+  await page.fill('#prompt', 'the cat');
+  await page.waitForFunction(() => document.getElementById('error').textContent === '' &&
+    document.getElementById('tokens').textContent === 'the␣cat');
   assert.deepEqual(errors, []);
   model.free();
+  tok.free();
   await page.close();
 });
 

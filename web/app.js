@@ -15,36 +15,42 @@ function viridis(t) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
-function parseIds() {
-  const text = $('ids').value.trim();
-  if (!text) throw new Error('type at least one token id');
-  return text.split(/[\s,]+/).map((s) => {
-    if (!/^-?\d+$/.test(s)) throw new Error(`"${s}" is not a token id`);
-    return Number(s);
-  });
-}
-
 function request() {
   if (!info) return;
-  let ids;
-  try {
-    ids = parseIds();
-  } catch (e) {
-    $('error').textContent = e.message;
-    return;
-  }
   worker.postMessage({
-    type: 'run', ids, layer: Number($('layer').value), head: Number($('head').value), topN: 10,
+    type: 'run', text: $('prompt').value, layer: Number($('layer').value), head: Number($('head').value), topN: 10,
     sampling: { temperature: Number($('temperature').value), topK: Number($('topk').value), topP: Number($('topp').value) },
   });
 }
 
+function cell(text, className) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
 function drawTop(top) {
   const body = $('top').tBodies[0];
-  body.replaceChildren(...top.map(({ id, p, logit }) => {
+  body.replaceChildren(...top.map(({ id, text, p, logit }) => {
     const tr = document.createElement('tr');
-    tr.innerHTML = `<td>${id}</td><td class="bar"><span style="width:${(p * 100).toFixed(1)}%"></span> ${p.toFixed(4)}</td><td>${logit.toFixed(3)}</td>`;
+    const bar = cell(` ${p.toFixed(4)}`, 'bar');
+    const span = document.createElement('span');
+    span.style.width = `${(p * 100).toFixed(1)}%`;
+    bar.prepend(span);
+    tr.append(cell(text, 'tok'), cell(String(id)), bar, cell(logit.toFixed(3)));
     return tr;
+  }));
+}
+
+function drawTokens(tokens) {
+  $('tokens').replaceChildren(...tokens.map((t, i) => {
+    const chip = document.createElement('span');
+    chip.className = 'chip';
+    chip.tabIndex = 0;
+    chip.textContent = t.text;
+    chip.title = `position ${i}, id ${t.id}, bytes ${t.byteStart}-${t.byteEnd}`;
+    return chip;
   }));
 }
 
@@ -78,6 +84,7 @@ worker.onmessage = ({ data }) => {
     last = data;
     $('error').textContent = '';
     $('stats').textContent = `entropy ${data.entropy.toFixed(3)} bits; forward pass ${data.ms.toFixed(1)} ms`;
+    drawTokens(data.tokens);
     drawTop(data.top);
     drawHeatmap(data.pattern, data.scores);
     document.body.dataset.ready = 'true';
@@ -92,10 +99,10 @@ $('heatmap').addEventListener('mousemove', (e) => {
   const cell = Math.floor($('heatmap').width / Math.max(K, 1));
   const j = Math.floor(e.offsetX / cell), i = Math.floor(e.offsetY / cell);
   if (i >= T || j >= K) return;
-  const ids = parseIds();
+  const tok = last.tokens;
   const score = last.scores[i * K + j];
-  $('cell').textContent = `query ${i} (token ${ids[i]}) → key ${j} (token ${ids[j]}): weight α = ${data[i * K + j].toFixed(4)}, score q·k/√d = ${score === -Infinity ? '−∞ (masked)' : score.toFixed(4)}`;
+  $('cell').textContent = `query ${i} (${tok[i].text}) → key ${j} (${tok[j].text}): weight α = ${data[i * K + j].toFixed(4)}, score q·k/√d = ${score === -Infinity ? '−∞ (masked)' : score.toFixed(4)}`;
 });
 
-for (const id of ['ids', 'temperature', 'topk', 'topp', 'layer', 'head']) $(id).addEventListener('input', request);
+for (const id of ['prompt', 'temperature', 'topk', 'topp', 'layer', 'head']) $(id).addEventListener('input', request);
 worker.postMessage({ type: 'load', base: new URL(MODEL.base, location.href).href });

@@ -126,7 +126,159 @@ class Lantern {
       if (wPtr) this.wasm.free(wPtr);
     }
   }
+
+  /**
+   * Load a tokenizer from the files of a model folder: { tokenizerJson } (Hugging Face
+   * tokenizer.json), { vocab, merges } (GPT-2 byte-level BPE), or { vocab } alone (one token per
+   * character). Each file as a string, Uint8Array or ArrayBuffer.
+   */
+  loadTokenizer({ vocab, merges, tokenizerJson }) {
+    const [kind, a, b] = tokenizerJson != null ? [2, tokenizerJson, '']
+      : vocab != null && merges != null ? [0, vocab, merges]
+        : vocab != null ? [1, vocab, ''] : [-1];
+    if (kind < 0) throw new LanternError('loadTokenizer needs tokenizerJson, or vocab (and merges for BPE)');
+    const bytesA = toBytes(a), bytesB = toBytes(b);
+    const pa = this.copyIn(bytesA);
+    let pb = 0;
+    try {
+      pb = this.copyIn(bytesB);
+      const handle = this.wasm.ltw_tokenizer_load(kind, pa, bytesA.length, pb, bytesB.length) >>> 0;
+      if (!handle) throw this.lastError();
+      return new Tokenizer(this, handle);
+    } finally {
+      this.wasm.free(pa);
+      if (pb) this.wasm.free(pb);
+    }
+  }
 }
+
+function toBytes(data) {
+  return typeof data === 'string' ? encoder.encode(data) : new Uint8Array(data);
+}
+
+/** UTF-16 positions of a string's UTF-8 byte offsets: floor for starts, ceil for ends. */
+function utf16Offsets(text) {
+  const bytes = encoder.encode(text).length;
+  const floor = new Int32Array(bytes + 1), ceil = new Int32Array(bytes + 1);
+  let b = 0, u = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0);
+    const len = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    for (let k = 0; k < len; k++) {
+      floor[b + k] = u;
+      ceil[b + k] = k === 0 ? u : u + ch.length;
+    }
+    b += len;
+    u += ch.length;
+  }
+  floor[b] = ceil[b] = u;
+  return { floor, ceil };
+}
+
+const decoderLenient = new TextDecoder('utf-8', { fatal: false });
+
+class Tokenizer {
+  constructor(lantern, handle) {
+    this.lantern = lantern;
+    this.handle = handle;
+    const w = lantern.wasm;
+    /** "bpe" or "char" */
+    this.kind = lantern.readString(w.lt_tokenizer_kind(handle));
+    this.nVocab = w.lt_tokenizer_n_vocab(handle);
+  }
+
+  live() {
+    if (!this.handle) throw new LanternError('this tokenizer has been freed', 6);
+    return this.handle;
+  }
+
+  /** Token ids of text (a string, or raw bytes); special: also match tokens like <|endoftext|>. */
+  encode(text, { special = false } = {}) {
+    return this.run(text, special).ids;
+  }
+
+  /**
+   * Ids and, per token, its display string and where it is in the text: byteStart/byteEnd in
+   * the UTF-8 bytes and, for string input, start/end in UTF-16 units (for String.slice; a token
+   * holding part of a character covers that whole character).
+   */
+  encodeWithOffsets(text, { special = false } = {}) {
+    const { ids, offsets } = this.run(text, special);
+    const map = typeof text === 'string' ? utf16Offsets(text) : null;
+    const tokens = Array.from(ids, (id, i) => {
+      const byteStart = offsets[2 * i], byteEnd = offsets[2 * i + 1];
+      const t = { id, text: this.display(id), byteStart, byteEnd };
+      if (map) {
+        t.start = map.floor[byteStart];
+        t.end = map.ceil[byteEnd];
+      }
+      return t;
+    });
+    return { ids, tokens };
+  }
+
+  run(text, special) {
+    const h = this.live();
+    const bytes = typeof text === 'string' ? encoder.encode(text) : new Uint8Array(text);
+    const L = this.lantern;
+    const ptr = L.copyIn(bytes);
+    const out = L.alloc(8);
+    try {
+      const n = L.wasm.ltw_tokenizer_encode(h, ptr, bytes.length, special ? 1 : 0, out);
+      if (n < 0) throw L.lastError();
+      const p = new Uint32Array(L.wasm.memory.buffer, out, 2);
+      const ids = new Int32Array(L.wasm.memory.buffer, p[0], n).slice();
+      const offsets = new Int32Array(L.wasm.memory.buffer, p[1], 2 * n).slice();
+      return { ids, offsets };
+    } finally {
+      L.wasm.free(ptr);
+      L.wasm.free(out);
+    }
+  }
+
+  /** The bytes the ids stand for. */
+  decodeBytes(ids) {
+    const h = this.live();
+    const L = this.lantern;
+    const list = Int32Array.from(ids, (id) => checkInteger(id, 'token id'));
+    const ptr = L.copyIn(new Uint8Array(list.buffer));
+    const out = L.alloc(4);
+    try {
+      const n = L.wasm.ltw_tokenizer_decode(h, ptr, list.length, out);
+      if (n < 0) throw L.lastError();
+      const p = new Uint32Array(L.wasm.memory.buffer, out, 1)[0];
+      return new Uint8Array(L.wasm.memory.buffer, p, n).slice();
+    } finally {
+      L.wasm.free(ptr);
+      L.wasm.free(out);
+    }
+  }
+
+  /** The text the ids stand for (bytes that are not valid UTF-8 become U+FFFD). */
+  decode(ids) {
+    return decoderLenient.decode(this.decodeBytes(ids));
+  }
+
+  /** One token for display: visible whitespace (␣ ↵ ⇥), stray bytes as <0xNN>. */
+  display(id) {
+    const ptr = this.lantern.wasm.ltw_tokenizer_token_display(this.live(), checkInteger(id, 'token id'));
+    if (!ptr) throw this.lantern.lastError();
+    return this.lantern.readString(ptr);
+  }
+
+  /** The id of a token spelled exactly so (e.g. '<|endoftext|>'), or -1. */
+  tokenId(token) {
+    const h = this.live();
+    return this.lantern.withString(token, (p) => this.lantern.wasm.lt_tokenizer_token_id(h, p));
+  }
+
+  free() {
+    if (!this.handle) return;
+    this.lantern.wasm.lt_tokenizer_free(this.handle);
+    this.handle = 0;
+  }
+}
+
 
 class Model {
   constructor(lantern, handle) {

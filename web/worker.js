@@ -5,6 +5,21 @@ import { createLantern } from './lantern.js';
 let lantern = null;
 let model = null;
 let session = null;
+let tokenizer = null;
+
+/** The folder's tokenizer: tokenizer.json, else vocab.json (+ merges.txt for BPE). */
+async function loadTokenizer(base) {
+  const get = async (name) => {
+    const r = await fetch(new URL(name, base));
+    return r.ok ? r.text() : null;
+  };
+  const tokenizerJson = await get('tokenizer.json');
+  if (tokenizerJson != null) return lantern.loadTokenizer({ tokenizerJson });
+  const vocab = await get('vocab.json');
+  if (vocab == null) throw new Error(`${base} has no tokenizer.json or vocab.json`);
+  const merges = await get('merges.txt');
+  return lantern.loadTokenizer(merges == null ? { vocab } : { vocab, merges });
+}
 
 async function fetchWithProgress(url, report) {
   const response = await fetch(url);
@@ -32,12 +47,16 @@ async function load(base) {
   const weights = await fetchWithProgress(new URL('model.safetensors', base),
     (loaded, total) => postMessage({ type: 'progress', loaded, total }));
   model?.free();
+  tokenizer?.free();
   model = lantern.loadModel({ config, weights });
+  tokenizer = await loadTokenizer(base);
   session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores' });
   postMessage({ type: 'loaded', info: model.info });
 }
 
-function run({ ids, layer, head, sampling, topN }) {
+function run({ text, layer, head, sampling, topN }) {
+  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
+  if (ids.length === 0) throw new Error('type some text: the prompt has no tokens yet');
   const t0 = performance.now();
   session.reset();
   session.forward(ids);
@@ -52,8 +71,8 @@ function run({ ids, layer, head, sampling, topN }) {
   const [, T, K] = pattern.shape;
   const plane = T * K;
   postMessage({
-    type: 'result', ms, entropy,
-    top: order.map((id) => ({ id, p: probs[id], logit: logits[id] })),
+    type: 'result', ms, entropy, tokens,
+    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
     pattern: { T, K, data: pattern.data.slice(head * plane, (head + 1) * plane) },
     scores: scores.data.slice(head * plane, (head + 1) * plane),
   });

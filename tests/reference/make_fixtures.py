@@ -4,8 +4,10 @@ weights. Deterministic: the same script gives the same files.
 
     make fixtures      (runs /usr/bin/python3 tests/reference/make_fixtures.py)
 """
+import collections
 import json
 import os
+import re
 import sys
 
 import torch
@@ -22,21 +24,131 @@ FIXTURES = {
     # the regular case, named exactly as openai-community/gpt2: no prefix, attn.bias buffers
     "gpt2-tiny": dict(n_layer=2, n_head=4, n_embd=64, vocab=512, ctx=64, act="gelu_new",
                       dtype=torch.float32, prefix="", buffers=True, lm_head=None, seed=1,
-                      prompt_len=16, ctx_keys=("n_positions", "n_ctx")),
+                      prompt_len=16, ctx_keys=("n_positions", "n_ctx"), tokenizer="bpe"),
     # the same weights in F16, with the "transformer." prefix and an explicit (tied) lm_head
     "gpt2-tiny-f16": dict(n_layer=2, n_head=4, n_embd=64, vocab=512, ctx=64, act="gelu_new",
                           dtype=torch.float16, prefix="transformer.", buffers=False,
-                          lm_head="tied", seed=1, prompt_len=16, ctx_keys=("n_positions",)),
+                          lm_head="tied", seed=1, prompt_len=16, ctx_keys=("n_positions",),
+                          tokenizer="json"),
     # awkward sizes so every SIMD tail runs: d_model 30, 3 heads of 10, d_mlp 50, context 11
     # filled completely, vocab 97, exact gelu, an untied output head
     "gpt2-odd": dict(n_layer=2, n_head=3, n_embd=30, n_inner=50, vocab=97, ctx=11, act="gelu",
                      dtype=torch.float32, prefix="transformer.", buffers=False, lm_head="untied",
-                     seed=2, prompt_len=11, ctx_keys=("n_positions",)),
+                     seed=2, prompt_len=11, ctx_keys=("n_positions",), tokenizer="char"),
     # the awkward sizes again in BF16 with ReLU, configured with n_ctx only
     "gpt2-odd-bf16": dict(n_layer=3, n_head=3, n_embd=30, n_inner=50, vocab=97, ctx=11,
                           act="relu", dtype=torch.bfloat16, prefix="", buffers=False,
-                          lm_head=None, seed=3, prompt_len=9, ctx_keys=("n_ctx",)),
+                          lm_head=None, seed=3, prompt_len=9, ctx_keys=("n_ctx",), tokenizer="char"),
 }
+
+
+# Text for the fixtures' small BPE tokenizer (written for lantern; any English works).
+TRAINING_TEXT = """
+A transformer reads a sequence of tokens and, at every position, asks which earlier positions
+matter. Each token is turned into a vector; the vector is projected into a query, a key and a
+value. The query of one position is compared with the keys of all positions before it: the dot
+products, scaled by the square root of the head size, become weights after a softmax, and the
+output is the weighted sum of the values. That is attention. A model has several heads in every
+layer, and each head can learn to look for something different: the previous token, the same
+word earlier in the text, the end of the last sentence, or the token that followed an earlier
+copy of the current one. After attention comes a small feed-forward network, applied to each
+position on its own, and both parts add their results back into the residual stream, the running
+sum that flows from the embeddings at the bottom to the logits at the top. Layer normalisation
+keeps the numbers in a useful range. At the end, the last vector is multiplied by the embedding
+matrix again to give one score per word in the vocabulary, and the softmax of those scores is the
+model's guess for the next token. Sampling picks one of them, the text grows by a token, and the
+whole process starts again, except that the keys and values already computed can be kept in a
+cache, so each new token costs only one more row. The temperature divides the scores before the
+softmax: below one it sharpens the distribution, above one it flattens it, and at zero the most
+likely token always wins. Top-k keeps only the k best candidates; top-p keeps the smallest set
+whose probabilities add up to p. None of this is magic, and all of it can be watched, number by
+number, as the model works through a sentence such as: the cat sat on the mat because it was
+warm, and then it went to sleep. What did the cat do? It sat, it slept, and it dreamed of fish.
+Numbers like 1, 2, 3, 42, 100 and 2026 appear too, with punctuation: commas, full stops; colons!
+"""
+
+PRETOKEN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
+
+
+def byte_to_unicode():
+    """GPT-2's mapping from bytes to printable characters."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    table, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+def train_bpe(text, vocab_size):
+    """A plain byte-level BPE trainer: returns (vocab {token: id}, merges [(a, b)]), with
+    <|endoftext|> as the last id."""
+    b2u = byte_to_unicode()
+    vocab = {b2u[b]: b for b in range(256)}
+    seqs = collections.Counter(tuple(b2u[b] for b in w.encode()) for w in PRETOKEN.findall(text))
+    merges = []
+    while len(vocab) < vocab_size - 1:
+        pairs = collections.Counter()
+        for seq, count in seqs.items():
+            for pair in zip(seq, seq[1:]):
+                pairs[pair] += count
+        if not pairs:
+            raise SystemExit("training text too short for the vocabulary size")
+        best = max(pairs, key=lambda p: (pairs[p], p))
+        merges.append(best)
+        vocab.setdefault(best[0] + best[1], len(vocab))
+        merged = collections.Counter()
+        for seq, count in seqs.items():
+            out, i = [], 0
+            while i < len(seq):
+                if i + 1 < len(seq) and (seq[i], seq[i + 1]) == best:
+                    out.append(seq[i] + seq[i + 1])
+                    i += 2
+                else:
+                    out.append(seq[i])
+                    i += 1
+            merged[tuple(out)] += count
+        seqs = merged
+    vocab["<|endoftext|>"] = len(vocab)
+    return vocab, merges
+
+
+def char_vocab():
+    """<unk>, a newline and printable ASCII: 97 tokens, one per character."""
+    chars = ["\n"] + [chr(c) for c in range(0x20, 0x7F)]
+    vocab = {"<unk>": 0}
+    for c in chars:
+        vocab[c] = len(vocab)
+    return vocab
+
+
+def write_tokenizer(folder, spec):
+    kind = spec["tokenizer"]
+    if kind == "char":
+        vocab = char_vocab()
+        assert len(vocab) == spec["vocab"]
+        with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False, indent=0)
+        return
+    vocab, merges = train_bpe(TRAINING_TEXT, spec["vocab"])
+    assert len(vocab) == spec["vocab"]
+    if kind == "bpe":
+        with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False)
+        with open(os.path.join(folder, "merges.txt"), "w", encoding="utf-8") as f:
+            f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    else:  # a Hugging Face tokenizer.json
+        eot = vocab["<|endoftext|>"]
+        doc = {"version": "1.0",
+               "added_tokens": [{"id": eot, "content": "<|endoftext|>", "special": True}],
+               "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True},
+               "decoder": {"type": "ByteLevel"},
+               "model": {"type": "BPE", "vocab": vocab, "merges": [f"{a} {b}" for a, b in merges]}}
+        with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False)
 
 
 def random_weights(spec):
@@ -87,6 +199,7 @@ def write_fixture(name, spec):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
+    write_tokenizer(folder, spec)
 
     stored = {}
     for key, t in w.items():

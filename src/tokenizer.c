@@ -1,0 +1,920 @@
+/* Tokenizers: GPT-2's byte-level BPE and a character tokenizer, in one structure.
+ *
+ * Byte-level BPE (GPT-2): text is split into pre-tokens by GPT-2's pattern
+ *     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ * implemented here by hand (no regex library); each pre-token's bytes start as one symbol per
+ * byte and the ranked merges are applied, lowest rank first, leftmost first. The vocabulary files
+ * spell bytes with GPT-2's byte-to-unicode mapping (a space is 'Ġ'); internally every token is its
+ * raw bytes, so encode and decode never see that mapping.
+ *
+ * Character tokenizer: every code point is one token, looked up in the vocabulary, with an
+ * unknown token for the rest. */
+#include "internal.h"
+#include "unicode_tables.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_VOCAB (1 << 24)
+#define CACHE_MAX_BYTES (8u << 20) /* the pre-token cache is dropped when it grows past this */
+#define MAX_CACHED_PRETOKEN 256    /* longer pre-tokens are rare: not worth caching */
+
+typedef enum { KIND_BPE, KIND_CHAR } tok_kind;
+
+/* ---------------------------------------------------------------- hash tables */
+
+static uint32_t hash_bytes(const uint8_t *p, size_t n) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static uint32_t hash_u64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+/* token bytes -> id, open addressing over the tokenizer's own token table */
+typedef struct {
+    int32_t *slots; /* id, or -1 for empty */
+    uint32_t mask;
+} id_map;
+
+/* (left id, right id) -> merge rank and merged id */
+typedef struct {
+    uint64_t *keys; /* left << 32 | right, or UINT64_MAX for empty */
+    int32_t *rank, *merged;
+    uint32_t mask;
+    int32_t n;
+} pair_map;
+
+/* pre-token bytes -> ids, a memo for repeated words */
+typedef struct {
+    uint32_t *slots; /* 1 + entry index, or 0 */
+    uint32_t mask, n;
+    struct cache_entry { uint32_t key_at, key_len, ids_at, n_ids; } *entries;
+    uint8_t *keys;
+    int32_t *ids;
+    size_t keys_len, keys_cap, ids_len, ids_cap, entries_cap;
+} bpe_cache;
+
+typedef struct { int32_t id, prev, next; } bpe_symbol;
+typedef struct { int32_t rank, pos, left, right; } bpe_candidate;
+
+struct lt_tokenizer {
+    tok_kind kind;
+    int32_t n_vocab;        /* highest id + 1 */
+    uint8_t **token;        /* (n_vocab) raw bytes of each token, NULL for an unused id */
+    uint32_t *token_len;    /* (n_vocab) */
+    bool *is_special;       /* (n_vocab) matched as a whole when asked, never by BPE */
+    id_map vocab;
+    int32_t byte_id[256];   /* BPE: the token of each single byte */
+    pair_map merges;
+    int32_t unk_id;         /* character tokenizer: -1 if none */
+    int32_t *specials;      /* ids of special tokens, longest first */
+    int32_t n_specials;
+    bpe_cache cache;
+
+    /* results of the last call, owned here */
+    int32_t *out_ids, *out_offsets; /* (n) and (n, 2) */
+    int32_t out_n, out_cap;
+    uint8_t *out_bytes;
+    size_t out_bytes_len, out_bytes_cap;
+    bpe_symbol *syms;
+    bpe_candidate *heap;
+    int32_t syms_cap, heap_cap, heap_n;
+};
+
+static bool map_init(id_map *m, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    m->slots = malloc(cap * sizeof *m->slots);
+    if (!m->slots) return false;
+    memset(m->slots, 0xff, cap * sizeof *m->slots);
+    m->mask = (uint32_t)cap - 1;
+    return true;
+}
+
+static int32_t map_find(const lt_tokenizer *t, const uint8_t *s, size_t n) {
+    const id_map *m = &t->vocab;
+    for (uint32_t i = hash_bytes(s, n) & m->mask;; i = (i + 1) & m->mask) {
+        int32_t id = m->slots[i];
+        if (id < 0) return -1;
+        if (t->token_len[id] == n && memcmp(t->token[id], s, n) == 0) return id;
+    }
+}
+
+/* Insert id under its bytes; false if those bytes already have an id. */
+static bool map_insert(lt_tokenizer *t, int32_t id) {
+    id_map *m = &t->vocab;
+    for (uint32_t i = hash_bytes(t->token[id], t->token_len[id]) & m->mask;; i = (i + 1) & m->mask) {
+        int32_t other = m->slots[i];
+        if (other < 0) {
+            m->slots[i] = id;
+            return true;
+        }
+        if (t->token_len[other] == t->token_len[id] &&
+            memcmp(t->token[other], t->token[id], t->token_len[id]) == 0)
+            return false;
+    }
+}
+
+static bool pairs_init(pair_map *p, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    p->keys = malloc(cap * sizeof *p->keys);
+    p->rank = malloc(cap * sizeof *p->rank);
+    p->merged = malloc(cap * sizeof *p->merged);
+    if (!p->keys || !p->rank || !p->merged) return false;
+    memset(p->keys, 0xff, cap * sizeof *p->keys);
+    p->mask = (uint32_t)cap - 1;
+    return true;
+}
+
+static uint32_t pair_slot(const pair_map *p, int32_t a, int32_t b) {
+    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint32_t i = hash_u64(key) & p->mask;
+    while (p->keys[i] != UINT64_MAX && p->keys[i] != key) i = (i + 1) & p->mask;
+    return i;
+}
+
+static bool pair_find(const pair_map *p, int32_t a, int32_t b, int32_t *rank, int32_t *merged) {
+    if (!p->keys) return false;
+    uint32_t i = pair_slot(p, a, b);
+    if (p->keys[i] == UINT64_MAX) return false;
+    *rank = p->rank[i];
+    *merged = p->merged[i];
+    return true;
+}
+
+/* ---------------------------------------------------------------- UTF-8 and classes */
+
+enum { CLS_LETTER, CLS_NUMBER, CLS_SPACE, CLS_OTHER };
+
+/* Decode one code point at s (avail > 0 bytes): returns its length; *cp = -1 for a byte that
+ * does not start a complete, valid UTF-8 sequence (then the length is 1). */
+static size_t utf8_next(const uint8_t *s, size_t avail, int32_t *cp) {
+    uint8_t c = s[0];
+    size_t n;
+    uint32_t v, min;
+    if (c < 0x80) { *cp = c; return 1; }
+    if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
+    else { *cp = -1; return 1; }
+    if (avail < n) { *cp = -1; return 1; }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) { *cp = -1; return 1; }
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) { *cp = -1; return 1; }
+    *cp = (int32_t)v;
+    return n;
+}
+
+static bool in_ranges(const lt_cp_range *r, int32_t count, uint32_t cp) {
+    int32_t lo = 0, hi = count - 1;
+    while (lo <= hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (cp < r[mid].first) hi = mid - 1;
+        else if (cp > r[mid].last) lo = mid + 1;
+        else return true;
+    }
+    return false;
+}
+
+static int classify(int32_t cp) {
+    if (cp < 0) return CLS_OTHER; /* a stray byte: neither letter, number nor space */
+    if (cp < 0x80) {
+        if ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') return CLS_LETTER;
+        if (cp >= '0' && cp <= '9') return CLS_NUMBER;
+        if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D)) return CLS_SPACE;
+        return CLS_OTHER;
+    }
+    if (in_ranges(lt_unicode_letter, lt_unicode_letter_count, (uint32_t)cp)) return CLS_LETTER;
+    if (in_ranges(lt_unicode_number, lt_unicode_number_count, (uint32_t)cp)) return CLS_NUMBER;
+    if (in_ranges(lt_unicode_space, lt_unicode_space_count, (uint32_t)cp)) return CLS_SPACE;
+    return CLS_OTHER;
+}
+
+static int class_at(const uint8_t *s, size_t n, size_t i, size_t *len) {
+    int32_t cp;
+    *len = utf8_next(s + i, n - i, &cp);
+    return classify(cp);
+}
+
+/* End of the run of class `cls` starting at i. */
+static size_t run_end(const uint8_t *s, size_t n, size_t i, int cls) {
+    size_t len;
+    while (i < n && class_at(s, n, i, &len) == cls) i += len;
+    return i;
+}
+
+/* Length of the GPT-2 pre-token starting at s[i] (i < n). */
+static size_t pretoken_len(const uint8_t *s, size_t n, size_t i) {
+    if (s[i] == '\'' && i + 1 < n) {
+        uint8_t a = s[i + 1], b = i + 2 < n ? s[i + 2] : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
+    }
+    size_t len;
+    if (s[i] == ' ' && i + 1 < n) {
+        int next = class_at(s, n, i + 1, &len);
+        if (next != CLS_SPACE) return run_end(s, n, i + 1, next) - i;
+    }
+    int cls = class_at(s, n, i, &len);
+    if (cls != CLS_SPACE) return run_end(s, n, i, cls) - i;
+    /* \s+(?!\S) then \s+: a run of white space gives its last character to a following word */
+    size_t end = i, last = i;
+    while (end < n && class_at(s, n, end, &len) == CLS_SPACE) {
+        last = end;
+        end += len;
+    }
+    if (end < n && last > i) return last - i;
+    return end - i;
+}
+
+/* ---------------------------------------------------------------- building */
+
+static int32_t tok_fail_oom(void) { return lt_fail(LT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory"); }
+
+/* GPT-2's byte-to-unicode mapping: printable bytes stand for themselves, the others are moved
+ * to U+0100 and up, so that every byte has a visible character. */
+static void byte_unicode_table(uint32_t byte_to_cp[256]) {
+    int n = 0;
+    for (int b = 0; b < 256; b++) {
+        bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+        byte_to_cp[b] = printable ? (uint32_t)b : (uint32_t)(256 + n++);
+    }
+}
+
+/* Turn a vocabulary string into the bytes it stands for. For BPE, through the byte-to-unicode
+ * mapping when every character belongs to it; otherwise (special tokens, characters) its UTF-8. */
+static uint8_t *token_from_string(const char *s, size_t len, bool byte_level, uint32_t *out_len) {
+    uint8_t *out = malloc(len ? len : 1);
+    if (!out) return NULL;
+    if (byte_level) {
+        static int32_t cp_to_byte[0x144];
+        static bool ready;
+        if (!ready) {
+            uint32_t table[256];
+            byte_unicode_table(table);
+            for (int i = 0; i < 0x144; i++) cp_to_byte[i] = -1;
+            for (int b = 0; b < 256; b++) cp_to_byte[table[b]] = b;
+            ready = true;
+        }
+        size_t n = 0, i = 0;
+        while (i < len) {
+            int32_t cp;
+            i += utf8_next((const uint8_t *)s + i, len - i, &cp);
+            if (cp < 0 || cp >= 0x144 || cp_to_byte[cp] < 0) { n = SIZE_MAX; break; }
+            out[n++] = (uint8_t)cp_to_byte[cp];
+        }
+        if (n != SIZE_MAX) {
+            *out_len = (uint32_t)n;
+            return out;
+        }
+    }
+    memcpy(out, s, len);
+    *out_len = (uint32_t)len;
+    return out;
+}
+
+static lt_tokenizer *tok_new(tok_kind kind) {
+    lt_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->kind = kind;
+    t->unk_id = -1;
+    for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    return t;
+}
+
+/* Fill the token table from a {"token": id} object. */
+static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *what) {
+    if (!vocab || vocab->type != LT_JSON_OBJECT || vocab->n == 0)
+        return lt_fail(LT_ERR_FORMAT, "%s: the vocabulary must be a non-empty JSON object of token: id", what);
+    if (vocab->n > MAX_VOCAB)
+        return lt_fail(LT_ERR_FORMAT, "%s: more than %d tokens", what, MAX_VOCAB);
+    int32_t max_id = -1;
+    for (size_t i = 0; i < vocab->n; i++) {
+        const lt_json *v = &vocab->items[i];
+        if (v->type != LT_JSON_NUMBER || v->number < 0 || v->number >= MAX_VOCAB ||
+            v->number != (double)(int32_t)v->number)
+            return lt_fail(LT_ERR_FORMAT, "%s: token \"%.40s\" has an id that is not an integer in [0, %d)",
+                           what, vocab->keys[i], MAX_VOCAB);
+        if ((int32_t)v->number > max_id) max_id = (int32_t)v->number;
+    }
+    t->n_vocab = max_id + 1;
+    t->token = calloc((size_t)t->n_vocab, sizeof *t->token);
+    t->token_len = calloc((size_t)t->n_vocab, sizeof *t->token_len);
+    t->is_special = calloc((size_t)t->n_vocab, sizeof *t->is_special);
+    if (!t->token || !t->token_len || !t->is_special || !map_init(&t->vocab, vocab->n)) return tok_fail_oom();
+    for (size_t i = 0; i < vocab->n; i++) {
+        int32_t id = (int32_t)vocab->items[i].number;
+        if (t->token[id])
+            return lt_fail(LT_ERR_FORMAT, "%s: id %d is given to two tokens (\"%.40s\" and another)", what,
+                           (int)id, vocab->keys[i]);
+        const char *key = vocab->keys[i];
+        size_t klen = strlen(key);
+        if (klen == 0) return lt_fail(LT_ERR_FORMAT, "%s: the empty string is not a token", what);
+        t->token[id] = token_from_string(key, klen, t->kind == KIND_BPE, &t->token_len[id]);
+        if (!t->token[id]) return tok_fail_oom();
+        if (!map_insert(t, id))
+            return lt_fail(LT_ERR_FORMAT, "%s: token \"%.40s\" appears twice", what, key);
+    }
+    return LT_OK;
+}
+
+static const lt_tokenizer *sort_ctx; /* qsort has no context argument */
+
+static int cmp_special(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (sort_ctx->token_len[x] != sort_ctx->token_len[y])
+        return sort_ctx->token_len[x] > sort_ctx->token_len[y] ? -1 : 1; /* longest first */
+    return (x > y) - (x < y);
+}
+
+static int32_t finish_specials(lt_tokenizer *t) {
+    int32_t n = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++) n += t->is_special[id];
+    t->specials = malloc((size_t)(n ? n : 1) * sizeof *t->specials);
+    if (!t->specials) return tok_fail_oom();
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if (t->is_special[id]) t->specials[t->n_specials++] = id;
+    sort_ctx = t;
+    qsort(t->specials, (size_t)t->n_specials, sizeof *t->specials, cmp_special);
+    return LT_OK;
+}
+
+/* GPT-2 style special tokens in a plain vocab.json: <|...|> */
+static void mark_angle_pipe_specials(lt_tokenizer *t) {
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        const uint8_t *s = t->token[id];
+        uint32_t n = t->token_len[id];
+        if (s && n >= 4 && s[0] == '<' && s[1] == '|' && s[n - 2] == '|' && s[n - 1] == '>')
+            t->is_special[id] = true;
+    }
+}
+
+/* One merge "a b" (the two sides in vocabulary spelling) at rank `rank`. */
+static int32_t add_merge(lt_tokenizer *t, const char *a, size_t alen, const char *b, size_t blen,
+                         int32_t rank, const char *what) {
+    uint32_t la, lb;
+    uint8_t *ta = token_from_string(a, alen, true, &la), *tb = token_from_string(b, blen, true, &lb);
+    uint8_t *ab = ta && tb ? malloc((size_t)la + lb + 1) : NULL;
+    int32_t rc = LT_OK;
+    if (!ab) {
+        rc = tok_fail_oom();
+        goto done;
+    }
+    memcpy(ab, ta, la);
+    memcpy(ab + la, tb, lb);
+    int32_t ia = map_find(t, ta, la), ib = map_find(t, tb, lb), iab = map_find(t, ab, (size_t)la + lb);
+    if (ia < 0 || ib < 0 || iab < 0) {
+        rc = lt_fail(LT_ERR_FORMAT, "%s: merge %d (\"%.*s %.*s\") uses or makes a token missing from the vocabulary",
+                     what, (int)rank + 1, (int)(alen > 40 ? 40 : alen), a, (int)(blen > 40 ? 40 : blen), b);
+        goto done;
+    }
+    uint32_t slot = pair_slot(&t->merges, ia, ib);
+    if (t->merges.keys[slot] == UINT64_MAX) { /* a repeated pair keeps its first (best) rank */
+        t->merges.keys[slot] = (uint64_t)(uint32_t)ia << 32 | (uint32_t)ib;
+        t->merges.rank[slot] = rank;
+        t->merges.merged[slot] = iab;
+        t->merges.n++;
+    }
+done:
+    free(ta);
+    free(tb);
+    free(ab);
+    return rc;
+}
+
+static int32_t finish_bpe(lt_tokenizer *t, const char *what) {
+    uint32_t table[256];
+    byte_unicode_table(table);
+    for (int b = 0; b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        t->byte_id[b] = map_find(t, &byte, 1);
+        if (t->byte_id[b] < 0)
+            return lt_fail(LT_ERR_FORMAT,
+                           "%s: byte 0x%02X (written U+%04X) has no token: a byte-level vocabulary needs all 256",
+                           what, b, (unsigned)table[b]);
+    }
+    return finish_specials(t);
+}
+
+static int32_t merges_from_text(lt_tokenizer *t, const char *text, size_t len) {
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+    if (!pairs_init(&t->merges, lines + 1)) return tok_fail_oom();
+    int32_t rank = 0;
+    size_t line_no = 0;
+    for (size_t at = 0; at < len;) {
+        size_t end = at;
+        while (end < len && text[end] != '\n') end++;
+        line_no++;
+        size_t stop = end;
+        if (stop > at && text[stop - 1] == '\r') stop--;
+        const char *l = text + at;
+        size_t n = stop - at;
+        at = end + 1;
+        if (n == 0 || (line_no == 1 && n >= 8 && memcmp(l, "#version", 8) == 0)) continue;
+        const char *sp = memchr(l, ' ', n);
+        if (!sp || sp == l || sp == l + n - 1 || memchr(sp + 1, ' ', (size_t)(l + n - sp - 1)))
+            return lt_fail(LT_ERR_FORMAT, "merges.txt: line %zu is not two tokens separated by one space", line_no);
+        int32_t rc = add_merge(t, l, (size_t)(sp - l), sp + 1, (size_t)(l + n - sp - 1), rank++, "merges.txt");
+        if (rc) return rc;
+    }
+    return LT_OK;
+}
+
+int32_t lt_tokenizer_load_bpe(const char *vocab_json, size_t vocab_len, const char *merges,
+                              size_t merges_len, lt_tokenizer **out) {
+    if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: out is NULL");
+    *out = NULL;
+    if (!vocab_json || !merges) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: vocab.json or merges.txt missing");
+    lt_tokenizer *t = tok_new(KIND_BPE);
+    if (!t) return tok_fail_oom();
+    lt_json *vocab = NULL;
+    int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
+    if (!rc) rc = load_vocab(t, vocab, "vocab.json");
+    lt_json_free(vocab);
+    if (!rc) {
+        mark_angle_pipe_specials(t);
+        rc = merges_from_text(t, merges, merges_len);
+    }
+    if (!rc) rc = finish_bpe(t, "vocab.json");
+    if (rc) lt_tokenizer_free(t);
+    else *out = t;
+    return rc;
+}
+
+int32_t lt_tokenizer_load_chars(const char *vocab_json, size_t vocab_len, lt_tokenizer **out) {
+    if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: out is NULL");
+    *out = NULL;
+    if (!vocab_json) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: vocab.json missing");
+    lt_tokenizer *t = tok_new(KIND_CHAR);
+    if (!t) return tok_fail_oom();
+    lt_json *vocab = NULL;
+    int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
+    if (!rc) rc = load_vocab(t, vocab, "vocab.json");
+    lt_json_free(vocab);
+    if (!rc) {
+        /* tokens longer than one character are special: <unk>, <eos>, <|endoftext|> ... */
+        for (int32_t id = 0; id < t->n_vocab; id++) {
+            if (!t->token[id]) continue;
+            int32_t cp;
+            if (utf8_next(t->token[id], t->token_len[id], &cp) != t->token_len[id] || cp < 0)
+                t->is_special[id] = true;
+        }
+        static const char *unk_names[] = {"<unk>", "[UNK]", "<|unk|>", "<UNK>"};
+        for (size_t i = 0; i < 4 && t->unk_id < 0; i++)
+            t->unk_id = map_find(t, (const uint8_t *)unk_names[i], strlen(unk_names[i]));
+        rc = finish_specials(t);
+    }
+    if (rc) lt_tokenizer_free(t);
+    else *out = t;
+    return rc;
+}
+
+/* Does a pre_tokenizer (or decoder) description mention ByteLevel anywhere? */
+static bool mentions_byte_level(const lt_json *v, int depth) {
+    if (!v || depth > 8) return false;
+    if (v->type == LT_JSON_STRING) return strcmp(v->string, "ByteLevel") == 0;
+    if (v->type != LT_JSON_ARRAY && v->type != LT_JSON_OBJECT) return false;
+    for (size_t i = 0; i < v->n; i++)
+        if (mentions_byte_level(&v->items[i], depth + 1)) return true;
+    return false;
+}
+
+int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out) {
+    static const char *what = "tokenizer.json";
+    if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: out is NULL");
+    *out = NULL;
+    lt_json *root = NULL;
+    lt_tokenizer *t = NULL;
+    int32_t rc = lt_json_parse(json, len, what, &root);
+    if (rc) return rc;
+    const lt_json *model = lt_json_get(root, "model");
+    const lt_json *type = lt_json_get(model, "type");
+    const char *kind = type && type->type == LT_JSON_STRING ? type->string : "";
+    if (strcmp(kind, "BPE") == 0) {
+        const lt_json *pre = lt_json_get(root, "pre_tokenizer");
+        if (!mentions_byte_level(pre, 0)) {
+            rc = lt_fail(LT_ERR_UNSUPPORTED, "%s: only byte-level BPE (a ByteLevel pre_tokenizer) is supported", what);
+            goto done;
+        }
+        const lt_json *aps = lt_json_get(pre, "add_prefix_space");
+        if (aps && aps->type == LT_JSON_BOOL && aps->boolean) {
+            rc = lt_fail(LT_ERR_UNSUPPORTED, "%s: add_prefix_space=true is not supported", what);
+            goto done;
+        }
+        t = tok_new(KIND_BPE);
+    } else if (strcmp(kind, "WordLevel") == 0) {
+        t = tok_new(KIND_CHAR);
+    } else {
+        rc = lt_fail(model ? LT_ERR_UNSUPPORTED : LT_ERR_FORMAT,
+                     "%s: model type \"%.32s\" is not supported (BPE or WordLevel)", what, kind);
+        goto done;
+    }
+    if (!t) { rc = tok_fail_oom(); goto done; }
+    if ((rc = load_vocab(t, lt_json_get(model, "vocab"), what))) goto done;
+    /* added tokens: matched whole when special tokens are asked for */
+    const lt_json *added = lt_json_get(root, "added_tokens");
+    for (size_t i = 0; added && added->type == LT_JSON_ARRAY && i < added->n; i++) {
+        const lt_json *id = lt_json_get(&added->items[i], "id");
+        const lt_json *content = lt_json_get(&added->items[i], "content");
+        if (!id || id->type != LT_JSON_NUMBER || !content || content->type != LT_JSON_STRING ||
+            id->number < 0 || id->number >= t->n_vocab || !t->token[(int32_t)id->number]) {
+            rc = lt_fail(LT_ERR_FORMAT, "%s: added_tokens[%zu] is not an {id, content} of the vocabulary", what, i);
+            goto done;
+        }
+        t->is_special[(int32_t)id->number] = true;
+    }
+    if (t->kind == KIND_BPE) {
+        mark_angle_pipe_specials(t);
+        const lt_json *merges = lt_json_get(model, "merges");
+        if (!merges || merges->type != LT_JSON_ARRAY) {
+            rc = lt_fail(LT_ERR_FORMAT, "%s: model.merges is missing", what);
+            goto done;
+        }
+        if (!pairs_init(&t->merges, merges->n)) { rc = tok_fail_oom(); goto done; }
+        for (size_t i = 0; i < merges->n && !rc; i++) {
+            const lt_json *m = &merges->items[i];
+            if (m->type == LT_JSON_STRING) { /* "a b" */
+                const char *sp = strchr(m->string, ' ');
+                if (!sp || sp == m->string || !sp[1] || strchr(sp + 1, ' ')) {
+                    rc = lt_fail(LT_ERR_FORMAT, "%s: merge %zu is not two tokens separated by one space", what, i + 1);
+                    break;
+                }
+                rc = add_merge(t, m->string, (size_t)(sp - m->string), sp + 1, strlen(sp + 1), (int32_t)i, what);
+            } else if (m->type == LT_JSON_ARRAY && m->n == 2 && m->items[0].type == LT_JSON_STRING &&
+                       m->items[1].type == LT_JSON_STRING) { /* ["a", "b"] */
+                rc = add_merge(t, m->items[0].string, m->items[0].string_len, m->items[1].string,
+                               m->items[1].string_len, (int32_t)i, what);
+            } else {
+                rc = lt_fail(LT_ERR_FORMAT, "%s: merge %zu is neither \"a b\" nor [\"a\", \"b\"]", what, i + 1);
+            }
+        }
+        if (!rc) rc = finish_bpe(t, what);
+    } else {
+        const lt_json *unk = lt_json_get(model, "unk_token");
+        if (unk && unk->type == LT_JSON_STRING) {
+            t->unk_id = map_find(t, (const uint8_t *)unk->string, unk->string_len);
+            if (t->unk_id < 0) {
+                rc = lt_fail(LT_ERR_FORMAT, "%s: unk_token \"%.40s\" is not in the vocabulary", what, unk->string);
+                goto done;
+            }
+        }
+        for (int32_t id = 0; id < t->n_vocab; id++) {
+            int32_t cp;
+            if (t->token[id] && !t->is_special[id] &&
+                (utf8_next(t->token[id], t->token_len[id], &cp) != t->token_len[id] || cp < 0))
+                t->is_special[id] = true; /* multi-character entries only ever match whole */
+        }
+        rc = finish_specials(t);
+    }
+done:
+    lt_json_free(root);
+    if (rc) lt_tokenizer_free(t);
+    else *out = t;
+    return rc;
+}
+
+void lt_tokenizer_free(lt_tokenizer *t) {
+    if (!t) return;
+    for (int32_t i = 0; t->token && i < t->n_vocab; i++) free(t->token[i]);
+    free(t->token);
+    free(t->token_len);
+    free(t->is_special);
+    free(t->vocab.slots);
+    free(t->merges.keys);
+    free(t->merges.rank);
+    free(t->merges.merged);
+    free(t->specials);
+    free(t->cache.slots);
+    free(t->cache.entries);
+    free(t->cache.keys);
+    free(t->cache.ids);
+    free(t->out_ids);
+    free(t->out_offsets);
+    free(t->out_bytes);
+    free(t->syms);
+    free(t->heap);
+    free(t);
+}
+
+int32_t lt_tokenizer_n_vocab(const lt_tokenizer *t) { return t ? t->n_vocab : 0; }
+const char *lt_tokenizer_kind(const lt_tokenizer *t) { return !t ? "" : t->kind == KIND_BPE ? "bpe" : "char"; }
+
+int32_t lt_tokenizer_token_id(const lt_tokenizer *t, const char *token) {
+    if (!t || !token) return -1;
+    return map_find(t, (const uint8_t *)token, strlen(token));
+}
+
+/* ---------------------------------------------------------------- encoding */
+
+static bool grow_out(lt_tokenizer *t, int32_t need) {
+    if (need <= t->out_cap) return true;
+    int32_t cap = t->out_cap ? t->out_cap : 256;
+    while (cap < need) {
+        if (cap > INT32_MAX / 4) return false;
+        cap *= 2;
+    }
+    int32_t *ids = realloc(t->out_ids, (size_t)cap * sizeof *ids);
+    if (!ids) return false;
+    t->out_ids = ids;
+    int32_t *offs = realloc(t->out_offsets, (size_t)cap * 2 * sizeof *offs);
+    if (!offs) return false;
+    t->out_offsets = offs;
+    t->out_cap = cap;
+    return true;
+}
+
+static bool emit(lt_tokenizer *t, int32_t id, size_t start, size_t end) {
+    if (!grow_out(t, t->out_n + 1)) return false;
+    t->out_ids[t->out_n] = id;
+    t->out_offsets[2 * t->out_n] = (int32_t)start;
+    t->out_offsets[2 * t->out_n + 1] = (int32_t)end;
+    t->out_n++;
+    return true;
+}
+
+static void heap_push(lt_tokenizer *t, bpe_candidate c) {
+    int32_t i = t->heap_n++;
+    while (i > 0) {
+        int32_t parent = (i - 1) / 2;
+        bpe_candidate *p = &t->heap[parent];
+        if (p->rank < c.rank || (p->rank == c.rank && p->pos < c.pos)) break;
+        t->heap[i] = *p;
+        i = parent;
+    }
+    t->heap[i] = c;
+}
+
+static bpe_candidate heap_pop(lt_tokenizer *t) {
+    bpe_candidate top = t->heap[0], last = t->heap[--t->heap_n];
+    int32_t i = 0, n = t->heap_n;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (t->heap[c + 1].rank < t->heap[c].rank ||
+                          (t->heap[c + 1].rank == t->heap[c].rank && t->heap[c + 1].pos < t->heap[c].pos)))
+            c++;
+        if (last.rank < t->heap[c].rank || (last.rank == t->heap[c].rank && last.pos < t->heap[c].pos)) break;
+        t->heap[i] = t->heap[c];
+        i = c;
+    }
+    t->heap[i] = last;
+    return top;
+}
+
+static void push_pair(lt_tokenizer *t, int32_t left) {
+    int32_t right = t->syms[left].next, rank, merged;
+    if (right < 0) return;
+    if (pair_find(&t->merges, t->syms[left].id, t->syms[right].id, &rank, &merged))
+        heap_push(t, (bpe_candidate){rank, left, t->syms[left].id, t->syms[right].id});
+}
+
+/* Merge the bytes of one pre-token; appends the resulting ids to out_ids (offsets later).
+ * Lowest rank first, leftmost first, which is exactly GPT-2's merge-all-occurrences loop,
+ * in O(n log n). */
+static bool bpe_word(lt_tokenizer *t, const uint8_t *s, size_t n) {
+    if (n > (size_t)INT32_MAX / 2) return false;
+    if ((int32_t)n > t->syms_cap) {
+        int32_t cap = (int32_t)n < 64 ? 64 : (int32_t)n;
+        bpe_symbol *syms = realloc(t->syms, (size_t)cap * sizeof *syms);
+        if (!syms) return false;
+        t->syms = syms;
+        bpe_candidate *heap = realloc(t->heap, (size_t)cap * 2 * sizeof *heap);
+        if (!heap) return false;
+        t->heap = heap;
+        t->syms_cap = cap;
+        t->heap_cap = 2 * cap;
+    }
+    for (size_t i = 0; i < n; i++)
+        t->syms[i] = (bpe_symbol){t->byte_id[s[i]], (int32_t)i - 1, i + 1 < n ? (int32_t)i + 1 : -1};
+    t->heap_n = 0;
+    for (size_t i = 0; i + 1 < n; i++) push_pair(t, (int32_t)i);
+    while (t->heap_n > 0) {
+        bpe_candidate c = heap_pop(t);
+        bpe_symbol *left = &t->syms[c.pos];
+        if (left->id != c.left || left->next < 0 || t->syms[left->next].id != c.right) continue;
+        int32_t rank = 0, merged = -1;
+        if (!pair_find(&t->merges, c.left, c.right, &rank, &merged)) continue; /* cannot happen */
+        bpe_symbol *right = &t->syms[left->next];
+        left->id = merged;
+        left->next = right->next;
+        if (right->next >= 0) t->syms[right->next].prev = c.pos;
+        right->id = -1;
+        /* each merge removes a symbol and adds at most two candidates: the heap stays within
+         * n + 2 * (n - 1) entries only if stale ones are dropped, so make room when needed */
+        if (t->heap_n + 2 > t->heap_cap) {
+            bpe_candidate *heap = realloc(t->heap, (size_t)t->heap_cap * 2 * sizeof *heap);
+            if (!heap) return false;
+            t->heap = heap;
+            t->heap_cap *= 2;
+        }
+        if (left->prev >= 0) push_pair(t, left->prev);
+        push_pair(t, c.pos);
+    }
+    for (int32_t i = 0; i >= 0; i = t->syms[i].next)
+        if (!emit(t, t->syms[i].id, 0, 0)) return false;
+    return true;
+}
+
+static void cache_clear(bpe_cache *c) {
+    if (c->slots) memset(c->slots, 0, ((size_t)c->mask + 1) * sizeof *c->slots);
+    c->n = 0;
+    c->keys_len = c->ids_len = 0;
+}
+
+static bool cache_reserve(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* Encode one pre-token through the cache. */
+static bool bpe_pretoken(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
+    bpe_cache *c = &t->cache;
+    int32_t first = t->out_n;
+    uint32_t h = 0, slot = 0;
+    bool cacheable = n <= MAX_CACHED_PRETOKEN;
+    if (cacheable) {
+        if (!c->slots) {
+            c->slots = calloc(1u << 16, sizeof *c->slots);
+            if (!c->slots) return false;
+            c->mask = (1u << 16) - 1;
+        }
+        h = hash_bytes(s, n);
+        for (slot = h & c->mask; c->slots[slot]; slot = (slot + 1) & c->mask) {
+            const struct cache_entry *e = &c->entries[c->slots[slot] - 1];
+            if (e->key_len == n && memcmp(c->keys + e->key_at, s, n) == 0) {
+                for (uint32_t k = 0; k < e->n_ids; k++)
+                    if (!emit(t, c->ids[e->ids_at + k], 0, 0)) return false;
+                goto offsets;
+            }
+        }
+    }
+    if (!bpe_word(t, s, n)) return false;
+    if (cacheable) {
+        uint32_t n_ids = (uint32_t)(t->out_n - first);
+        if (c->keys_len + n > CACHE_MAX_BYTES || c->n + 1 > c->mask / 2) {
+            cache_clear(c);
+            for (slot = h & c->mask; c->slots[slot]; slot = (slot + 1) & c->mask) {}
+        }
+        if (cache_reserve((void **)&c->keys, &c->keys_cap, c->keys_len + n, 1) &&
+            cache_reserve((void **)&c->ids, &c->ids_cap, c->ids_len + n_ids, sizeof *c->ids) &&
+            cache_reserve((void **)&c->entries, &c->entries_cap, (size_t)c->n + 1, sizeof *c->entries)) {
+            memcpy(c->keys + c->keys_len, s, n);
+            memcpy(c->ids + c->ids_len, t->out_ids + first, n_ids * sizeof *c->ids);
+            c->entries[c->n] = (struct cache_entry){(uint32_t)c->keys_len, (uint32_t)n, (uint32_t)c->ids_len, n_ids};
+            c->slots[slot] = ++c->n;
+            c->keys_len += n;
+            c->ids_len += n_ids;
+        } /* a cache that cannot grow is only slower */
+    }
+offsets:
+    for (int32_t k = first; k < t->out_n; k++) {
+        uint32_t len = t->token_len[t->out_ids[k]];
+        t->out_offsets[2 * k] = (int32_t)base;
+        t->out_offsets[2 * k + 1] = (int32_t)(base + len);
+        base += len;
+    }
+    return true;
+}
+
+/* Encode text without special tokens, from byte `base` of the caller's text. */
+static int32_t encode_plain(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
+    for (size_t i = 0; i < n;) {
+        if (t->kind == KIND_BPE) {
+            size_t len = pretoken_len(s, n, i);
+            if (!bpe_pretoken(t, s + i, len, base + i)) return tok_fail_oom();
+            i += len;
+        } else {
+            int32_t cp;
+            size_t len = utf8_next(s + i, n - i, &cp);
+            int32_t id = cp < 0 ? -1 : map_find(t, s + i, len);
+            if (id >= 0 && t->is_special[id]) id = -1;
+            if (id < 0) id = t->unk_id;
+            if (id < 0) {
+                if (cp < 0)
+                    return lt_fail(LT_ERR_OUT_OF_RANGE, "byte 0x%02X at offset %zu is not valid UTF-8 and "
+                                   "the vocabulary has no unknown token", s[i], base + i);
+                return lt_fail(LT_ERR_OUT_OF_RANGE, "character U+%04X at byte %zu is not in the vocabulary, "
+                               "which has no unknown token", (unsigned)cp, base + i);
+            }
+            if (!emit(t, id, base + i, base + i + len)) return tok_fail_oom();
+            i += len;
+        }
+    }
+    return LT_OK;
+}
+
+int32_t lt_tokenizer_encode(lt_tokenizer *t, const uint8_t *text, size_t len, uint32_t flags,
+                            const int32_t **ids, const int32_t **offsets, int32_t *n) {
+    if (!t || (!text && len) || !ids || !offsets || !n)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "encode: missing argument");
+    if (len > (size_t)INT32_MAX / 2) return lt_fail(LT_ERR_OUT_OF_RANGE, "encode: text longer than 1 GB");
+    t->out_n = 0;
+    if (!grow_out(t, 1)) return tok_fail_oom();
+    int32_t rc = LT_OK;
+    size_t plain = 0;
+    if (flags & LT_ENCODE_SPECIAL && t->n_specials) {
+        for (size_t i = 0; i < len && !rc; i++) {
+            for (int32_t k = 0; k < t->n_specials; k++) { /* longest first */
+                int32_t id = t->specials[k];
+                uint32_t sl = t->token_len[id];
+                if (sl > len - i || memcmp(text + i, t->token[id], sl) != 0) continue;
+                if ((rc = encode_plain(t, text + plain, i - plain, plain))) break;
+                if (!emit(t, id, i, i + sl)) { rc = tok_fail_oom(); break; }
+                i += sl - 1;
+                plain = i + 1;
+                break;
+            }
+        }
+    }
+    if (!rc) rc = encode_plain(t, text + plain, len - plain, plain);
+    if (rc) {
+        t->out_n = 0;
+        return rc;
+    }
+    *ids = t->out_ids;
+    *offsets = t->out_offsets;
+    *n = t->out_n;
+    return LT_OK;
+}
+
+/* ---------------------------------------------------------------- decoding and display */
+
+static bool put_bytes(lt_tokenizer *t, const void *p, size_t n) {
+    if (!cache_reserve((void **)&t->out_bytes, &t->out_bytes_cap, t->out_bytes_len + n + 1, 1)) return false;
+    memcpy(t->out_bytes + t->out_bytes_len, p, n);
+    t->out_bytes_len += n;
+    t->out_bytes[t->out_bytes_len] = 0;
+    return true;
+}
+
+static int32_t check_id(const lt_tokenizer *t, int32_t id) {
+    if (id < 0 || id >= t->n_vocab || !t->token[id])
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "token id %d is not in the vocabulary", (int)id);
+    return LT_OK;
+}
+
+int32_t lt_tokenizer_decode(lt_tokenizer *t, const int32_t *ids, int32_t n, const uint8_t **bytes,
+                            size_t *len) {
+    if (!t || (!ids && n) || n < 0 || !bytes || !len) return lt_fail(LT_ERR_INVALID_ARGUMENT, "decode: missing argument");
+    for (int32_t i = 0; i < n; i++)
+        if (check_id(t, ids[i])) return LT_ERR_OUT_OF_RANGE;
+    t->out_bytes_len = 0;
+    if (!put_bytes(t, "", 0)) return tok_fail_oom();
+    for (int32_t i = 0; i < n; i++)
+        if (!put_bytes(t, t->token[ids[i]], t->token_len[ids[i]])) return tok_fail_oom();
+    *bytes = t->out_bytes;
+    *len = t->out_bytes_len;
+    return LT_OK;
+}
+
+int32_t lt_tokenizer_token_display(lt_tokenizer *t, int32_t id, const char **text) {
+    if (!t || !text) return lt_fail(LT_ERR_INVALID_ARGUMENT, "display: missing argument");
+    if (check_id(t, id)) return LT_ERR_OUT_OF_RANGE;
+    t->out_bytes_len = 0;
+    bool ok = put_bytes(t, "", 0);
+    const uint8_t *s = t->token[id];
+    size_t n = t->token_len[id];
+    if (t->is_special[id]) ok = ok && put_bytes(t, s, n);
+    for (size_t i = 0; ok && !t->is_special[id] && i < n;) {
+        int32_t cp;
+        size_t len = utf8_next(s + i, n - i, &cp);
+        char tmp[8];
+        if (cp == ' ') ok = put_bytes(t, "\xE2\x90\xA3", 3);            /* ␣ */
+        else if (cp == '\n') ok = put_bytes(t, "\xE2\x86\xB5", 3);      /* ↵ */
+        else if (cp == '\t') ok = put_bytes(t, "\xE2\x87\xA5", 3);      /* ⇥ */
+        else if (cp < 0 || cp < 0x20 || cp == 0x7F) {                   /* stray byte, control */
+            static const char hex[] = "0123456789ABCDEF";
+            tmp[0] = '<'; tmp[1] = '0'; tmp[2] = 'x';
+            tmp[3] = hex[s[i] >> 4]; tmp[4] = hex[s[i] & 15]; tmp[5] = '>';
+            ok = put_bytes(t, tmp, 6);
+        } else ok = put_bytes(t, s + i, len);
+        i += len;
+    }
+    if (!ok) return tok_fail_oom();
+    *text = (const char *)t->out_bytes;
+    return LT_OK;
+}
+
+int32_t lt_tokenizer_token_bytes(const lt_tokenizer *t, int32_t id, const uint8_t **bytes, size_t *len) {
+    if (!t || !bytes || !len) return lt_fail(LT_ERR_INVALID_ARGUMENT, "token_bytes: missing argument");
+    if (check_id(t, id)) return LT_ERR_OUT_OF_RANGE;
+    *bytes = t->token[id];
+    *len = t->token_len[id];
+    return LT_OK;
+}
