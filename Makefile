@@ -34,7 +34,7 @@ space := $(empty) $(empty)
 WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 \
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
-.PHONY: all wasm native test test-native test-node serve fixtures deps deps-build deps-node \
+.PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
         deps-browser deps-torch clean
 
 all: wasm
@@ -66,6 +66,10 @@ test-native: build/test_engine deps-node
 
 test-node: web/lantern.wasm build/test_kernels.wasm build/lantern deps-node deps-browser
 	node --test tests/*.test.mjs
+
+# benchmarks print figures against a peer measured in the same run; never part of `make test`
+bench: web/lantern.wasm deps-node
+	node --no-liftoff tests/bench/tokenizer.bench.mjs
 
 serve: web/lantern.wasm deps-node
 	node web/serve.mjs $(PORT)
