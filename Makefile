@@ -35,7 +35,7 @@ WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
-        deps-browser deps-torch clean
+        deps-browser deps-torch deps-weights weights clean
 
 all: wasm
 
@@ -73,6 +73,19 @@ bench: web/lantern.wasm deps-node
 
 serve: web/lantern.wasm deps-node
 	node web/serve.mjs $(PORT)
+
+# the shipped models: data from Debian and npm packages (cached in build/data, not committed),
+# trained on the CPU; about 80 minutes in all on this machine kind. Needs the wasm build: the
+# script tokenizes and samples with lantern's own engine.
+WEIGHTS_ENV := MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_TOP_PAD_=268435456
+weights: web/lantern.wasm deps-node deps-torch deps-weights
+	$(WEIGHTS_ENV) $(PYTHON) weights/train.py induction austen poetry
+
+deps-weights:
+	@dpkg -s r-cran-janeaustenr opencc libopenblas0-openmp python3-matplotlib >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) r-cran-janeaustenr opencc libopenblas0-openmp python3-matplotlib; }
+	@test -d build/data/node_modules/chinese-poetry || \
+	  npm install --prefix build/data --no-save --no-audit --no-fund chinese-poetry@2.0.1
 
 # regenerating the golden fixtures needs PyTorch (Debian's python3-torch); tests do not
 fixtures: deps-torch

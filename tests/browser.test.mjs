@@ -1,24 +1,32 @@
-// The page in headless Chromium: it shows the engine's real numbers, and the engine module gives
-// the same seeded samples in the browser as in Node.
+// The playground in headless Chromium: every number it shows is the engine's, as the web/ module
+// computes it under Node for the same model and text; history, branches, the URL state, embed
+// mode and bad model files. Screenshots go to tests/screenshots/ (ignored by git).
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { readFileSync } from 'node:fs';
 import { lantern, readFixture, FIXTURES } from './helpers.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-let server, browser, origin;
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+let server, browser, origin, L, model, tok;
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium`);
+  mkdirSync(SHOTS, { recursive: true });
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+  L = await lantern();
+  model = L.loadModel(readFixture('gpt2-tiny'));
+  tok = L.loadTokenizer({
+    vocab: readFileSync(`${FIXTURES}gpt2-tiny/vocab.json`), merges: readFileSync(`${FIXTURES}gpt2-tiny/merges.txt`),
   });
 });
 
@@ -27,81 +35,238 @@ after(async () => {
   server?.close();
 });
 
-async function openPage() {
-  const page = await browser.newPage();
+async function openPage(query = '?model=gpt2-tiny') {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`${origin}/`);
+  await page.goto(`${origin}/${query}`);
+  await ready(page);
   return { page, errors };
 }
 
-test('the page shows the engine\'s probabilities and an attention heatmap', async () => {
-  const { page, errors } = await openPage();
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
-  const prompt = await page.inputValue('#prompt');
-  const rows = await page.$$eval('#top tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent)));
-  assert.equal(rows.length, 10);
-  const chips = await page.$$eval('#tokens .chip', (els) => els.map((e) => e.textContent));
+const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+const chips = (page) => page.$$eval('#tokens .chip', (els) => els.map((e) => e.textContent));
+const topRows = (page) => page.$$eval('#top tbody tr', (trs) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent)));
+const viewed = (page, n) => page.waitForFunction((k) => document.body.dataset.ready === 'true' &&
+  document.body.dataset.generating !== 'true' && document.querySelectorAll('#tokens .chip').length === k, n, { timeout: 30000 });
 
-  const L = await lantern();
-  const model = L.loadModel(readFixture('gpt2-tiny'));
-  const tok = L.loadTokenizer({
-    vocab: readFileSync(`${FIXTURES}gpt2-tiny/vocab.json`), merges: readFileSync(`${FIXTURES}gpt2-tiny/merges.txt`),
-  });
-  const ids = tok.encode(prompt);
-  assert.deepEqual(chips, Array.from(ids, (id) => tok.display(id)));
+/** What the page's Step does, in Node: the draw for position k uses seed + k. */
+function nodeSteps(ids, n, seed, sampling) {
   const s = model.createSession();
   s.forward(ids);
-  const probs = s.probs({ temperature: 1 });
-  const best = [...probs.keys()].sort((a, b) => probs[b] - probs[a]).slice(0, 10);
-  assert.deepEqual(rows.map((r) => r[0]), best.map((id) => tok.display(id)));
-  assert.deepEqual(rows.map((r) => Number(r[1])), best);
-  assert.deepEqual(rows.map((r) => r[2].trim()), best.map((id) => probs[id].toFixed(4)));
-  assert.deepEqual(rows.map((r) => r[3]), best.map((id) => s.logits()[id].toFixed(3)));
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    s.setSeed(seed + s.length);
+    out.push(s.sample(sampling));
+    s.step(out.at(-1));
+  }
+  s.free();
+  return out;
+}
 
-  // the heatmap is drawn: its top-right cell (masked) differs from its top-left (weight 1)
-  const pixels = await page.$eval('#heatmap', (c) => {
-    const ctx = c.getContext('2d');
-    return [Array.from(ctx.getImageData(2, 2, 1, 1).data), Array.from(ctx.getImageData(c.width - 60, 2, 1, 1).data)];
-  });
-  assert.notDeepEqual(pixels[0], pixels[1]);
+function nodeTop(ids, sampling = { temperature: 1 }) {
+  const s = model.createSession({ capture: 'blocks.*.attn.hook_pattern' });
+  s.forward(ids);
+  const probs = s.probs(sampling);
+  const best = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b);
+  return { s, probs, best, logits: s.logits() };
+}
 
-  // editing the prompt re-runs the forward pass; a prompt past the context shows the engine's message
+test('typing a prompt shows the engine\'s tokens, probabilities and logits', async () => {
+  const { page, errors } = await openPage();
+  await page.fill('#prompt', 'The keys of the cat sat');
+  const ids = Array.from(tok.encode('The keys of the cat sat'));
+  await viewed(page, ids.length);
+  assert.deepEqual(await chips(page), ids.map((id) => tok.display(id)));
+  const rows = await topRows(page);
+  const { s, probs, best, logits } = nodeTop(ids);
+  assert.equal(rows.length, 15);
+  assert.deepEqual(rows.map((r) => Number(r[1])), best.slice(0, 15));
+  assert.deepEqual(rows.map((r) => r[0]), best.slice(0, 15).map((id) => tok.display(id)));
+  assert.deepEqual(rows.map((r) => r[2].trim()), best.slice(0, 15).map((id) => probs[id].toFixed(4)));
+  assert.deepEqual(rows.map((r) => r[3]), best.slice(0, 15).map((id) => logits[id].toFixed(3)));
+  s.free();
+
+  // temperature and top-k change the bars live, to the engine's numbers
+  await page.fill('#temperature', '0.5');
+  await page.fill('#topk', '3');
+  await page.waitForFunction(() => document.querySelectorAll('#top tbody tr').length === 3);
+  const cold = nodeTop(ids, { temperature: 0.5, topK: 3 });
+  assert.deepEqual((await topRows(page)).map((r) => r[2].trim()), cold.best.slice(0, 3).map((id) => cold.probs[id].toFixed(4)));
+  cold.s.free();
+
+  // a prompt past the context shows the engine's message, and the page recovers
   await page.fill('#prompt', 'many words '.repeat(40));
-  await page.waitForFunction(() => document.getElementById('error').textContent.includes("of the model's 64-token context"));
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes("model's 64-token context"));
   await page.fill('#prompt', 'the cat');
   await page.waitForFunction(() => document.getElementById('error').textContent === '' &&
     document.getElementById('tokens').textContent === 'the␣cat');
+  await page.screenshot({ path: `${SHOTS}playground.png`, fullPage: true });
   assert.deepEqual(errors, []);
-  model.free();
-  tok.free();
+  await page.close();
+});
+
+test('three seeded steps give the same tokens as Node; history goes back and branches', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&seed=7&temperature=1.2');
+  const prompt = await page.inputValue('#prompt');
+  const ids = Array.from(tok.encode(prompt));
+  const want = nodeSteps(ids, 3, 7, { temperature: 1.2, topK: 0, topP: 1 });
+  for (let k = 1; k <= 3; k++) {
+    await page.click('#step');
+    await viewed(page, ids.length + k);
+  }
+  const url = new URL(page.url());
+  assert.deepEqual(url.searchParams.get('steps').split(',').map(Number), want);
+  assert.deepEqual((await chips(page)).slice(ids.length), want.map((id) => tok.display(id)));
+
+  // back to the first step: the probabilities are those after prompt + 1 token
+  await page.click('#history li:nth-child(2) button');
+  await viewed(page, ids.length + 1);
+  const back = nodeTop([...ids, want[0]], { temperature: 1.2 });
+  assert.equal((await topRows(page))[0][2].trim(), back.probs[back.best[0]].toFixed(4));
+  // branch: append the second candidate there; the later steps are dropped
+  const second = back.best[1];
+  await page.click('#top tbody tr:nth-child(2)');
+  await viewed(page, ids.length + 2);
+  assert.deepEqual(new URL(page.url()).searchParams.get('steps').split(',').map(Number), [want[0], second]);
+  back.s.free();
+
+  // generate 5 more: the tokens stream in, the same as Node's
+  await page.fill('#count', '5');
+  await page.click('#generate');
+  await viewed(page, ids.length + 7);
+  const more = nodeSteps([...ids, want[0], second], 5, 7, { temperature: 1.2, topK: 0, topP: 1 });
+  assert.deepEqual(new URL(page.url()).searchParams.get('steps').split(',').map(Number), [want[0], second, ...more]);
+  assert.match(await page.textContent('#speed'), /tokens\/s/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL round-trip', async () => {
+  const { page } = await openPage('?model=gpt2-tiny&layer=1&head=2');
+  const prompt = await page.inputValue('#prompt');
+  const ids = Array.from(tok.encode(prompt));
+  const { s } = nodeTop(ids);
+  const { shape: [H, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
+  assert.equal(H, 4);
+  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1], [5, 5]]) {
+    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-7, `cell ${i},${j}: ${value}`);
+  }
+  assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '0');
+  await page.selectOption('#stage', 'masked');
+  assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '-Infinity');
+  s.free();
+
+  // keyboard: the heatmap cell under focus is described
+  await page.focus('#heatmap');
+  await page.keyboard.press('ArrowUp');
+  assert.match(await page.textContent('#cell'), new RegExp(`query ${T - 2} .* key 0`));
+
+  // every setting lives in the URL, and opening it restores the same view
+  await page.fill('#temperature', '0.7');
+  await page.fill('#seed', '42');
+  await page.click('#step');
+  await viewed(page, T + 1);
+  const url = page.url();
+  const rows = await topRows(page);
+  const again = await browser.newPage();
+  await again.goto(url);
+  await ready(again);
+  await viewed(again, T + 1);
+  assert.equal(await again.inputValue('#layer'), '1');
+  assert.equal(await again.inputValue('#head'), '2');
+  assert.equal(await again.inputValue('#stage'), 'masked');
+  assert.equal(await again.inputValue('#temperature'), '0.7');
+  assert.equal(await again.inputValue('#seed'), '42');
+  assert.deepEqual(await topRows(again), rows);
+  await page.close();
+  await again.close();
+});
+
+test('embed mode shows a compact view without chrome', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&embed=1');
+  assert.equal(await page.isVisible('header'), false);
+  assert.equal(await page.isVisible('#model-panel'), false);
+  assert.equal(await page.isVisible('#heatmap'), true);
+  assert.equal((await topRows(page)).length, 15);
+  await page.screenshot({ path: `${SHOTS}embed.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a malformed model file gives the engine\'s message and the page keeps working', async () => {
+  const { page } = await openPage();
+  const good = readFixture('gpt2-tiny');
+  const bad = Buffer.from(good.weights.slice(0, 1000));
+  await page.setInputFiles('#files', [
+    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(good.config) },
+    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: bad },
+    { name: 'vocab.json', mimeType: 'application/json', buffer: readFileSync(`${FIXTURES}gpt2-tiny/vocab.json`) },
+  ]);
+  await page.waitForFunction(() => document.getElementById('error').textContent.includes('Your model did not load'));
+  assert.match(await page.textContent('#error'), /model\.safetensors: header length \d+ is past the end of the 1000-byte file/);
+  await page.fill('#prompt', 'the keys');
+  await page.waitForFunction(() => document.getElementById('tokens').textContent === 'the␣keys' &&
+    document.getElementById('error').textContent === '');
+  // the whole folder, picked as files, loads
+  await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt']
+    .map((f) => `${FIXTURES}gpt2-odd/${f}`).filter(existsSync));
+  await page.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('your model: 2 layers, 3 heads'));
+  await page.close();
+});
+
+test('the page opens on a shipped model and switches models', async () => {
+  const { page, errors } = await openPage('');
+  assert.equal(await page.inputValue('#model'), 'austen');
+  assert.match(await page.textContent('#model-name'), /4 layers, 4 heads, d_model 128, vocabulary 4096/);
+  await page.selectOption('#model', 'poetry');
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('tokens').textContent.startsWith('床'), null, { timeout: 30000 });
+  assert.match(page.url(), /model=poetry/);
+  assert.deepEqual(errors, []);
   await page.close();
 });
 
 test('the same seed samples the same tokens in the browser and in Node', async () => {
   const { page } = await openPage();
-  const sample = async (L, config, weights) => {
-    const model = L.loadModel({ config, weights });
-    const s = model.createSession({ seed: 2024 });
+  const sample = async (Lt, config, weights) => {
+    const m = Lt.loadModel({ config, weights });
+    const s = m.createSession({ seed: 2024 });
     s.forward([1, 2, 3]);
     const ids = [];
     for (let i = 0; i < 24; i++) {
       ids.push(s.sample({ temperature: 1.3, topP: 0.95 }));
       s.step(ids.at(-1));
     }
-    model.free();
+    m.free();
     return ids;
   };
   const inBrowser = await page.evaluate(async (fn) => {
     const { createLantern } = await import('/web/lantern.js');
-    const L = await createLantern();
+    const Lt = await createLantern();
     const base = '/tests/fixtures/gpt2-tiny/';
     const config = await (await fetch(base + 'config.json')).text();
     const weights = new Uint8Array(await (await fetch(base + 'model.safetensors')).arrayBuffer());
-    return (0, eval)(`(${fn})`)(L, config, weights);
+    return (0, eval)(`(${fn})`)(Lt, config, weights);
   }, sample.toString());
-  const inNode = await sample(await lantern(), readFixture('gpt2-tiny').config, readFixture('gpt2-tiny').weights);
-  assert.deepEqual(inBrowser, inNode);
+  const fx = readFixture('gpt2-tiny');
+  assert.deepEqual(inBrowser, await sample(L, fx.config, fx.weights));
+  await page.close();
+});
+
+test('the example article embeds two live views', async () => {
+  const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
+  await page.goto(`${origin}/web/embed-example.html`);
+  const frames = await page.$$('iframe');
+  assert.equal(frames.length, 2);
+  for (const f of frames) {
+    await f.scrollIntoViewIfNeeded();
+    const frame = await f.contentFrame();
+    await frame.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+    assert.equal(await frame.isVisible('header'), false);
+    assert.ok((await frame.$$('#top tbody tr')).length > 0);
+  }
+  await page.screenshot({ path: `${SHOTS}embed-example.png`, fullPage: true });
   await page.close();
 });

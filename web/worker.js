@@ -1,25 +1,18 @@
-// The engine runs here, off the page's main thread. Messages in: {type: 'load', base} and
-// {type: 'run', ids, layer, head, sampling}; out: progress, loaded, result, error.
+// The engine runs here, off the page's main thread. The page sends what it wants to see (the
+// prompt, the generated steps, the history position, the sampling settings); the worker brings
+// the engine's session to that sequence with the KV cache (rewinding to the common prefix and
+// appending the rest) and answers with the engine's numbers. It computes no model maths itself:
+// it only keeps the attention rows of earlier passes so the full matrix can be shown.
+//
+// In: load {base} | load-files {files: {name: ArrayBuffer}} | view {seq...} | generate {seq..., n}
+// Out: progress | loaded {info, kind, name} | view {...} | token {id, text, ms} | error {message}
 import { createLantern } from './lantern.js';
 
 let lantern = null;
 let model = null;
-let session = null;
 let tokenizer = null;
-
-/** The folder's tokenizer: tokenizer.json, else vocab.json (+ merges.txt for BPE). */
-async function loadTokenizer(base) {
-  const get = async (name) => {
-    const r = await fetch(new URL(name, base));
-    return r.ok ? r.text() : null;
-  };
-  const tokenizerJson = await get('tokenizer.json');
-  if (tokenizerJson != null) return lantern.loadTokenizer({ tokenizerJson });
-  const vocab = await get('vocab.json');
-  if (vocab == null) throw new Error(`${base} has no tokenizer.json or vocab.json`);
-  const merges = await get('merges.txt');
-  return lantern.loadTokenizer(merges == null ? { vocab } : { vocab, merges });
-}
+let session = null;
+let rows = null; // per layer: {pattern, scores} Float32Array [n_head, n_ctx, n_ctx], rows kept
 
 async function fetchWithProgress(url, report) {
   const response = await fetch(url);
@@ -41,48 +34,165 @@ async function fetchWithProgress(url, report) {
   return bytes;
 }
 
-async function load(base) {
-  lantern ??= await createLantern();
-  const config = await (await fetch(new URL('config.json', base))).text();
-  const weights = await fetchWithProgress(new URL('model.safetensors', base),
-    (loaded, total) => postMessage({ type: 'progress', loaded, total }));
+function install(files, name) {
+  const { config, weights } = files;
+  if (!config) throw new Error('config.json is missing');
+  if (!weights) throw new Error('model.safetensors is missing');
+  const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
+    : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
+  if (!tokFiles) throw new Error('the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
+  const newModel = lantern.loadModel({ config, weights });
+  let newTok;
+  try {
+    newTok = lantern.loadTokenizer(tokFiles);
+    if (newTok.nVocab > newModel.nVocab) {
+      throw new Error(`the tokenizer has ${newTok.nVocab} tokens but the model only ${newModel.nVocab}`);
+    }
+  } catch (e) {
+    newTok?.free();
+    newModel.free();
+    throw e;
+  }
   model?.free();
   tokenizer?.free();
-  model = lantern.loadModel({ config, weights });
-  tokenizer = await loadTokenizer(base);
+  model = newModel;
+  tokenizer = newTok;
   session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores' });
-  postMessage({ type: 'loaded', info: model.info });
+  const { n_layer: L, n_head: H, n_ctx: C } = model.info;
+  rows = Array.from({ length: L }, () => ({ pattern: new Float32Array(H * C * C), scores: new Float32Array(H * C * C) }));
+  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name });
 }
 
-function run({ text, layer, head, sampling, topN }) {
-  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
+async function load(base, name) {
+  lantern ??= await createLantern();
+  const get = async (file) => {
+    const r = await fetch(new URL(file, base));
+    return r.ok ? new Uint8Array(await r.arrayBuffer()) : null;
+  };
+  const config = await get('config.json');
+  const weights = await fetchWithProgress(new URL('model.safetensors', base),
+    (loaded, total) => postMessage({ type: 'progress', loaded, total }));
+  const tokenizerJson = await get('tokenizer.json');
+  const vocab = tokenizerJson ? null : await get('vocab.json');
+  const merges = vocab ? await get('merges.txt') : null;
+  install({ config, weights, tokenizerJson, vocab, merges }, name);
+}
+
+async function loadFiles(files) {
+  lantern ??= await createLantern();
+  const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
+  install({
+    config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
+    vocab: byName('vocab.json'), merges: byName('merges.txt'),
+  }, 'your model');
+}
+
+/** Keep the attention rows of the last pass (positions from..to) in the full matrices. */
+function keepRows(from, to) {
+  const C = model.nCtx;
+  for (let l = 0; l < rows.length; l++) {
+    for (const [hook, key] of [['hook_pattern', 'pattern'], ['hook_attn_scores', 'scores']]) {
+      const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.${hook}`);
+      const dst = rows[l][key];
+      for (let h = 0; h < H; h++) {
+        for (let i = 0; i < T; i++) {
+          dst.set(data.subarray((h * T + i) * K, (h * T + i + 1) * K), (h * C + from + i) * C);
+        }
+      }
+    }
+  }
+}
+
+/** Bring the session to exactly these ids: rewind to the common prefix, append the rest. */
+function sync(ids) {
   if (ids.length === 0) throw new Error('type some text: the prompt has no tokens yet');
+  if (ids.length > model.nCtx) {
+    throw new Error(`${ids.length} tokens do not fit in the model's ${model.nCtx}-token context: shorten the prompt`);
+  }
+  const have = session.tokens();
+  let p = 0;
+  while (p < have.length && p < ids.length && have[p] === ids[p]) p++;
+  let ms = null;
+  if (p === ids.length && p === have.length) return ms; // nothing changed
   const t0 = performance.now();
-  session.reset();
-  session.forward(ids);
-  const ms = performance.now() - t0;
+  if (p === ids.length) {
+    session.rewind(p); // reruns position p - 1: logits and rows as they were
+    keepRows(p - 1, p);
+  } else {
+    if (p < have.length) session.rewind(p);
+    session.forward(ids.slice(p));
+    keepRows(p, ids.length);
+  }
+  ms = performance.now() - t0;
+  return ms;
+}
+
+function sequence({ text, steps, hist }) {
+  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
+  const kept = steps.slice(0, hist ?? steps.length);
+  return { ids: [...ids, ...kept], promptTokens: tokens, kept };
+}
+
+function view(req) {
+  const { ids, promptTokens, kept } = sequence(req);
+  const ms = sync(ids);
   const logits = session.logits();
-  const probs = session.probs(sampling);
-  const order = [...probs.keys()].sort((a, b) => probs[b] - probs[a] || a - b).slice(0, topN);
+  const probs = session.probs(req.sampling);
+  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, req.topN ?? 15);
   let entropy = 0;
   for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
-  const pattern = session.tensor(`blocks.${layer}.attn.hook_pattern`);
-  const scores = session.tensor(`blocks.${layer}.attn.hook_attn_scores`);
-  const [, T, K] = pattern.shape;
-  const plane = T * K;
-  postMessage({
-    type: 'result', ms, entropy, tokens,
-    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
-    pattern: { T, K, data: pattern.data.slice(head * plane, (head + 1) * plane) },
-    scores: scores.data.slice(head * plane, (head + 1) * plane),
+  const T = ids.length, C = model.nCtx, H = model.info.n_head;
+  // the T x T attention of every head (the overview), and the scores of the selected layer
+  const patterns = rows.map(({ pattern }) => {
+    const out = new Float32Array(H * T * T);
+    for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) out.set(pattern.subarray((h * C + i) * C, (h * C + i) * C + T), (h * T + i) * T);
+    return out;
   });
+  const scores = new Float32Array(H * T * T);
+  const src = rows[req.layer].scores;
+  for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) {
+    scores.set(src.subarray((h * C + i) * C, (h * C + i) * C + T), (h * T + i) * T);
+    scores.fill(-Infinity, (h * T + i) * T + i + 1, (h * T + i + 1) * T); // masked: never computed
+  }
+  postMessage({
+    type: 'view', id: req.id, ms, entropy, T,
+    tokens: [
+      ...promptTokens.map((t) => ({ id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd })),
+      ...kept.map((id) => ({ id, text: tokenizer.display(id), generated: true })),
+    ],
+    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
+    patterns, scores,
+  }, [...patterns.map((p) => p.buffer), scores.buffer]);
+}
+
+/** Sample n tokens after the viewed position. The draw for position k uses seed + k, so a step
+ * gives the same token whatever happened before (history, branches) and in Node alike. */
+function generate(req) {
+  const { ids } = sequence(req);
+  sync(ids);
+  const stop = new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((id) => id >= 0));
+  const t0 = performance.now();
+  for (let k = 0; k < req.n && session.length < model.nCtx; k++) {
+    session.setSeed(req.seed + session.length);
+    const id = session.sample(req.sampling);
+    const t1 = performance.now();
+    const from = session.length;
+    session.step(id);
+    keepRows(from, from + 1);
+    postMessage({ type: 'token', id, text: tokenizer.display(id), ms: performance.now() - t1, elapsed: performance.now() - t0, k: k + 1 });
+    if (stop.has(id)) break;
+  }
+  postMessage({ type: 'generated', id: req.id });
 }
 
 onmessage = async ({ data }) => {
   try {
-    if (data.type === 'load') await load(data.base);
-    else if (data.type === 'run') run(data);
+    if (data.type === 'load') await load(data.base, data.name);
+    else if (data.type === 'load-files') await loadFiles(data.files);
+    else if (!model) throw new Error('no model is loaded');
+    else if (data.type === 'view') view(data);
+    else if (data.type === 'generate') generate(data);
   } catch (e) {
-    postMessage({ type: 'error', message: e.message });
+    postMessage({ type: 'error', id: data.id, message: e.message, during: data.type });
   }
 };
