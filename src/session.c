@@ -3,6 +3,7 @@
  * here first, so a failed call leaves the session as it was. */
 #include "engine.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,19 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     int32_t rc = prepare_pass(s, n);
     if (rc) return rc;
     invalidate_captures(s);
+    /* keep the last logits: a pass whose numbers overflow is undone (see below) */
+    memcpy(s->sample_probs, s->logits, (size_t)m->n_vocab * sizeof(float));
     lt_gpt2_forward(s, ids, n);
+    for (int32_t i = 0; i < m->n_vocab; i++)
+        if (!isfinite(s->logits[i])) {
+            /* finite but enormous weights can overflow f32: refuse rather than show garbage.
+             * Only KV rows past n_past were written, so the session is as it was. */
+            const char *bad = isnan(s->logits[i]) ? "NaN" : s->logits[i] > 0 ? "+infinity" : "-infinity";
+            memcpy(s->logits, s->sample_probs, (size_t)m->n_vocab * sizeof(float));
+            return lt_fail(LT_ERR_FORMAT,
+                           "the model's activations overflowed (logit %d is %s): its weights are too "
+                           "large to compute with", (int)i, bad);
+        }
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);

@@ -100,6 +100,20 @@ test('NaN or infinite weights', () => {
   assertLoadFails({ weights: joinSafetensors(header, bytes) }, /'transformer\.h\.0\.attn\.c_attn\.weight' holds NaN or infinite values/);
 });
 
+test('finite but enormous weights: the overflow is refused, not shown as numbers', () => {
+  const { header, data } = splitSafetensors(fixture.weights);
+  const bytes = data.slice();
+  const view = new DataView(bytes.buffer);
+  const [begin, end] = header['transformer.wte.weight'].data_offsets;
+  for (let at = begin; at < end; at += 4) view.setFloat32(at, 3e38, true);
+  const model = L.loadModel({ ...fixture, weights: joinSafetensors(header, bytes) });
+  const s = model.createSession();
+  assert.throws(() => s.forward([1, 2, 3]), /the model's activations overflowed \(logit \d+ is (NaN|[+-]infinity)\)/);
+  assert.equal(s.length, 0);
+  model.free();
+  assertStillWorks();
+});
+
 test('bad or unsupported config values', () => {
   assertLoadFails(withConfig({ n_layer: undefined }), /missing "n_layer"/);
   assertLoadFails(withConfig({ n_head: 7 }), /not a multiple of n_head/);

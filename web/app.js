@@ -10,7 +10,7 @@ const MODELS = [
     prompt: 'It is a truth universally acknowledged, that a single man' },
   { id: 'poetry', name: 'poetry: Tang poems, one character per token', base: '../weights/poetry/', prompt: '床前明月光，疑是地上霜。' },
   { id: 'induction', name: 'induction: two attention-only layers with an induction head', base: '../weights/induction/',
-    prompt: 'xKq7mPzw!bRfTs3xKq7mPzw' },
+    prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
   { id: 'gpt2-tiny', name: 'gpt2-tiny: random weights, a test fixture', base: '../tests/fixtures/gpt2-tiny/',
     prompt: 'The query of one position is compared with the keys' },
 ];

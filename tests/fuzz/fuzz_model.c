@@ -1,0 +1,44 @@
+/* A whole model folder (config.json, NUL, model.safetensors) loaded and run: a prefill with
+ * every tensor captured, a step, a rewind, sampling. Nothing may crash, read out of bounds or
+ * leak; results must be finite for finite weights. */
+#include "fuzz_common.h"
+
+#include <math.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    uint8_t *config, *weights;
+    size_t clen, wlen;
+    fuzz_split(data, size, &config, &clen, &weights, &wlen);
+    lt_model_params mp = lt_model_default_params();
+    mp.max_weight_bytes = 16u << 20;
+    lt_model *m = NULL;
+    if (lt_model_load((const char *)config, clen, weights, wlen, mp, &m) == LT_OK) {
+        lt_session_params sp = lt_session_default_params();
+        sp.max_capture_bytes = 32u << 20;
+        lt_session *s = NULL;
+        if (lt_session_init(m, sp, &s) == LT_OK) {
+            lt_session_set_capture(s, "*");
+            int32_t V = lt_model_n_vocab(m), C = lt_model_n_ctx(m);
+            int32_t ids[8];
+            int32_t n = C < 8 ? C : 8;
+            for (int32_t i = 0; i < n; i++) ids[i] = (int32_t)((i * 7919u + size) % (uint32_t)V);
+            if (lt_session_forward(s, ids, n) == LT_OK) {
+                const float *logits = lt_session_logits(s);
+                for (int32_t i = 0; i < V; i++)
+                    if (isnan(logits[i])) abort();
+                lt_sampling_params p = lt_sampling_default_params();
+                int32_t next;
+                if (lt_session_sample(s, p, &next) != LT_OK) abort();
+                lt_session_step(s, next); /* may fail: the context may be full */
+                if (lt_session_rewind(s, 1) != LT_OK) abort();
+                const char *list = lt_session_list_tensors(s);
+                if (!list) abort();
+            }
+            lt_session_free(s);
+        }
+        lt_model_free(m);
+    }
+    free(config);
+    free(weights);
+    return 0;
+}
