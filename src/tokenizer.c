@@ -405,6 +405,17 @@ static int32_t finish_bpe(lt_tokenizer *t, const char *what) {
     return finish_specials(t);
 }
 
+/* Character vocabularies: entries longer than one character (<unk>, <eop>, <|endoftext|> ...)
+ * only ever match whole, as special tokens. */
+static int32_t finish_chars(lt_tokenizer *t) {
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        int32_t cp;
+        if (t->token[id] && (utf8_next(t->token[id], t->token_len[id], &cp) != t->token_len[id] || cp < 0))
+            t->is_special[id] = true;
+    }
+    return finish_specials(t);
+}
+
 static int32_t merges_from_text(lt_tokenizer *t, const char *text, size_t len) {
     size_t lines = 0;
     for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
@@ -430,17 +441,24 @@ static int32_t merges_from_text(lt_tokenizer *t, const char *text, size_t len) {
     return LT_OK;
 }
 
+/* The start both vocab.json loaders share: a new tokenizer of `kind` holding the vocabulary. */
+static int32_t start_from_vocab(tok_kind kind, const char *vocab_json, size_t vocab_len, lt_tokenizer **out) {
+    *out = tok_new(kind);
+    if (!*out) return tok_fail_oom();
+    lt_json *vocab = NULL;
+    int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
+    if (!rc) rc = load_vocab(*out, vocab, "vocab.json");
+    lt_json_free(vocab);
+    return rc;
+}
+
 int32_t lt_tokenizer_load_bpe(const char *vocab_json, size_t vocab_len, const char *merges,
                               size_t merges_len, lt_tokenizer **out) {
     if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: out is NULL");
     *out = NULL;
     if (!vocab_json || !merges) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: vocab.json or merges.txt missing");
-    lt_tokenizer *t = tok_new(KIND_BPE);
-    if (!t) return tok_fail_oom();
-    lt_json *vocab = NULL;
-    int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
-    if (!rc) rc = load_vocab(t, vocab, "vocab.json");
-    lt_json_free(vocab);
+    lt_tokenizer *t;
+    int32_t rc = start_from_vocab(KIND_BPE, vocab_json, vocab_len, &t);
     if (!rc) {
         mark_angle_pipe_specials(t);
         rc = merges_from_text(t, merges, merges_len);
@@ -455,24 +473,13 @@ int32_t lt_tokenizer_load_chars(const char *vocab_json, size_t vocab_len, lt_tok
     if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: out is NULL");
     *out = NULL;
     if (!vocab_json) return lt_fail(LT_ERR_INVALID_ARGUMENT, "tokenizer: vocab.json missing");
-    lt_tokenizer *t = tok_new(KIND_CHAR);
-    if (!t) return tok_fail_oom();
-    lt_json *vocab = NULL;
-    int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
-    if (!rc) rc = load_vocab(t, vocab, "vocab.json");
-    lt_json_free(vocab);
+    lt_tokenizer *t;
+    int32_t rc = start_from_vocab(KIND_CHAR, vocab_json, vocab_len, &t);
     if (!rc) {
-        /* tokens longer than one character are special: <unk>, <eos>, <|endoftext|> ... */
-        for (int32_t id = 0; id < t->n_vocab; id++) {
-            if (!t->token[id]) continue;
-            int32_t cp;
-            if (utf8_next(t->token[id], t->token_len[id], &cp) != t->token_len[id] || cp < 0)
-                t->is_special[id] = true;
-        }
         static const char *unk_names[] = {"<unk>", "[UNK]", "<|unk|>", "<UNK>"};
         for (size_t i = 0; i < 4 && t->unk_id < 0; i++)
             t->unk_id = map_find(t, (const uint8_t *)unk_names[i], strlen(unk_names[i]));
-        rc = finish_specials(t);
+        rc = finish_chars(t);
     }
     if (rc) lt_tokenizer_free(t);
     else *out = t;
@@ -568,13 +575,7 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
                 goto done;
             }
         }
-        for (int32_t id = 0; id < t->n_vocab; id++) {
-            int32_t cp;
-            if (t->token[id] && !t->is_special[id] &&
-                (utf8_next(t->token[id], t->token_len[id], &cp) != t->token_len[id] || cp < 0))
-                t->is_special[id] = true; /* multi-character entries only ever match whole */
-        }
-        rc = finish_specials(t);
+        rc = finish_chars(t);
     }
 done:
     lt_json_free(root);

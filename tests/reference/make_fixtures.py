@@ -4,10 +4,8 @@ weights. Deterministic: the same script gives the same files.
 
     make fixtures      (runs /usr/bin/python3 tests/reference/make_fixtures.py)
 """
-import collections
 import json
 import os
-import re
 import sys
 
 import torch
@@ -15,6 +13,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpt2_ref  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "..", "weights"))
+import bpe  # noqa: E402
 import safetensors_io  # noqa: E402
 
 OUT = os.path.join(HERE, "..", "fixtures")
@@ -67,55 +68,6 @@ warm, and then it went to sleep. What did the cat do? It sat, it slept, and it d
 Numbers like 1, 2, 3, 42, 100 and 2026 appear too, with punctuation: commas, full stops; colons!
 """
 
-PRETOKEN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
-
-
-def byte_to_unicode():
-    """GPT-2's mapping from bytes to printable characters."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    table, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
-def train_bpe(text, vocab_size):
-    """A plain byte-level BPE trainer: returns (vocab {token: id}, merges [(a, b)]), with
-    <|endoftext|> as the last id."""
-    b2u = byte_to_unicode()
-    vocab = {b2u[b]: b for b in range(256)}
-    seqs = collections.Counter(tuple(b2u[b] for b in w.encode()) for w in PRETOKEN.findall(text))
-    merges = []
-    while len(vocab) < vocab_size - 1:
-        pairs = collections.Counter()
-        for seq, count in seqs.items():
-            for pair in zip(seq, seq[1:]):
-                pairs[pair] += count
-        if not pairs:
-            raise SystemExit("training text too short for the vocabulary size")
-        best = max(pairs, key=lambda p: (pairs[p], p))
-        merges.append(best)
-        vocab.setdefault(best[0] + best[1], len(vocab))
-        merged = collections.Counter()
-        for seq, count in seqs.items():
-            out, i = [], 0
-            while i < len(seq):
-                if i + 1 < len(seq) and (seq[i], seq[i + 1]) == best:
-                    out.append(seq[i] + seq[i + 1])
-                    i += 2
-                else:
-                    out.append(seq[i])
-                    i += 1
-            merged[tuple(out)] += count
-        seqs = merged
-    vocab["<|endoftext|>"] = len(vocab)
-    return vocab, merges
-
-
 def char_vocab():
     """<unk>, a newline and printable ASCII: 97 tokens, one per character."""
     chars = ["\n"] + [chr(c) for c in range(0x20, 0x7F)]
@@ -133,7 +85,7 @@ def write_tokenizer(folder, spec):
         with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
             json.dump(vocab, f, ensure_ascii=False, indent=0)
         return
-    vocab, merges = train_bpe(TRAINING_TEXT, spec["vocab"])
+    vocab, merges = bpe.train_bpe(TRAINING_TEXT, spec["vocab"])
     assert len(vocab) == spec["vocab"]
     if kind == "bpe":
         with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
