@@ -12,7 +12,8 @@ let lantern = null;
 let model = null;
 let tokenizer = null;
 let session = null;
-let rows = null; // per layer: {pattern, scores} Float32Array [n_head, n_ctx, n_ctx], rows kept
+let rows = null; // per layer: {pattern, scores} Float32Array [n_head, cap, cap]: the rows kept
+let cap = 0;     // positions the row store holds; grows with the text, up to n_ctx
 
 async function fetchWithProgress(url, report) {
   const response = await fetch(url);
@@ -57,9 +58,9 @@ function install(files, name) {
   tokenizer?.free();
   model = newModel;
   tokenizer = newTok;
-  session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores' });
-  const { n_layer: L, n_head: H, n_ctx: C } = model.info;
-  rows = Array.from({ length: L }, () => ({ pattern: new Float32Array(H * C * C), scores: new Float32Array(H * C * C) }));
+  session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores', maxCaptureBytes: 1e9 });
+  rows = null;
+  cap = 0;
   postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name });
 }
 
@@ -87,9 +88,28 @@ async function loadFiles(files) {
   }, 'your model');
 }
 
+/** Make the row store hold n positions (a model with a long context would need gigabytes for
+ * all of it: it grows with the text instead). */
+function reserve(n) {
+  if (n <= cap) return;
+  const { n_layer: L, n_head: H, n_ctx: C } = model.info;
+  const next = Math.min(C, Math.max(n, 2 * cap, 32));
+  const grown = Array.from({ length: L }, () => ({ pattern: new Float32Array(H * next * next), scores: new Float32Array(H * next * next) }));
+  for (let l = 0; rows && l < L; l++) {
+    for (const key of ['pattern', 'scores']) {
+      for (let h = 0; h < H; h++) for (let i = 0; i < cap; i++) {
+        grown[l][key].set(rows[l][key].subarray((h * cap + i) * cap, (h * cap + i + 1) * cap), (h * next + i) * next);
+      }
+    }
+  }
+  rows = grown;
+  cap = next;
+}
+
 /** Keep the attention rows of the last pass (positions from..to) in the full matrices. */
 function keepRows(from, to) {
-  const C = model.nCtx;
+  reserve(to);
+  const C = cap;
   for (let l = 0; l < rows.length; l++) {
     for (const [hook, key] of [['hook_pattern', 'pattern'], ['hook_attn_scores', 'scores']]) {
       const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.${hook}`);
@@ -141,7 +161,7 @@ function view(req) {
   const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, req.topN ?? 15);
   let entropy = 0;
   for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
-  const T = ids.length, C = model.nCtx, H = model.info.n_head;
+  const T = ids.length, C = cap, H = model.info.n_head;
   // the T x T attention of every head (the overview), and the scores of the selected layer
   const patterns = rows.map(({ pattern }) => {
     const out = new Float32Array(H * T * T);
