@@ -134,7 +134,9 @@ int32_t lt_session_set_capture(lt_session *session, const char *patterns);
  *   LT_ERR_INVALID_ARGUMENT  ids NULL or n < 1;
  *   LT_ERR_OUT_OF_RANGE      a token id < 0 or >= n_vocab, or n_past + n > n_ctx;
  *   LT_ERR_OUT_OF_MEMORY     the captured tensors would exceed max_capture_bytes, or memory
- *                            ran out. */
+ *                            ran out;
+ *   LT_ERR_FORMAT            the activations overflowed f32 (finite but enormous weights): the
+ *                            pass is undone rather than leaving non-finite logits. */
 int32_t lt_session_forward(lt_session *session, const int32_t *ids, int32_t n);
 
 /* Append one token using the KV cache: the same as lt_session_forward(session, &id, 1). */

@@ -35,13 +35,19 @@ function generate({ tokenizer, model }, prompt, { n, temperature, topK = 0, seed
   return tokenizer.decode(out);
 }
 
-/** Mean attention of each head to the previous token, and from the second copy of a repeated
- * random segment to the token after its first copy (the induction pattern). */
+/** For each head: its mean attention to the previous token, and, from the second copy of a
+ * repeated segment of distinct random characters, to the character k = 1 or 2 places after the
+ * earlier occurrence of the current one (an induction head reads what followed last time; it may
+ * look one place further and read it through a previous-token head of layer 0). */
 function headScores({ tokenizer, model }) {
-  const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const letters = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'];
   let x = 12345;
-  const rand = () => { x = (x * 1103515245 + 12345) % 2147483648; return letters[x % letters.length]; };
-  const segment = Array.from({ length: 20 }, rand).join('');
+  for (let i = letters.length - 1; i > 0; i--) { // a seeded shuffle: 20 distinct characters
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const j = x % (i + 1);
+    [letters[i], letters[j]] = [letters[j], letters[i]];
+  }
+  const segment = letters.slice(0, 20).join('');
   const text = segment + segment + segment.slice(0, 10);
   const ids = tokenizer.encode(text);
   const L = segment.length;
@@ -51,14 +57,34 @@ function headScores({ tokenizer, model }) {
   for (let l = 0; l < model.info.n_layer; l++) {
     const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.hook_pattern`);
     for (let h = 0; h < H; h++) {
-      let prev = 0, induction = 0;
+      let prev = 0;
+      const ind = [0, 0, 0];
       for (let i = 1; i < T; i++) prev += data[(h * T + i) * K + i - 1] / (T - 1);
-      for (let i = L; i < T; i++) induction += data[(h * T + i) * K + i - L + 1] / (T - L);
-      scores.push({ layer: l, head: h, prev, induction });
+      for (let i = L; i < T; i++) for (const k of [1, 2]) ind[k] += data[(h * T + i) * K + i - L + k] / (T - L);
+      const k = ind[2] > ind[1] ? 2 : 1;
+      scores.push({ layer: l, head: h, prev, induction: ind[k], k });
     }
   }
   session.free();
-  return { text, scores };
+  return { text, L, scores };
+}
+
+/** Each head's mean attention, over the positions that have one, to the key `offset` places back. */
+function offsetScores({ tokenizer, model }, text, offset) {
+  const ids = tokenizer.encode(text);
+  const session = model.createSession({ capture: 'blocks.*.attn.hook_pattern' });
+  session.forward(ids);
+  const out = [];
+  for (let l = 0; l < model.info.n_layer; l++) {
+    const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.hook_pattern`);
+    for (let h = 0; h < H; h++) {
+      let sum = 0;
+      for (let i = offset; i < T; i++) sum += data[(h * T + i) * K + i - offset] / (T - offset);
+      out.push({ layer: l, head: h, score: sum });
+    }
+  }
+  session.free();
+  return out.sort((a, b) => b.score - a.score);
 }
 
 function fmt(x, digits = 3) { return Number(x).toFixed(digits); }
@@ -67,16 +93,28 @@ const CARDS = {
   austen: {
     title: 'austen: a small GPT trained on Jane Austen',
     data: 'Jane Austen\'s six novels (Sense and Sensibility, Pride and Prejudice, Mansfield Park, Emma, Northanger Abbey, Persuasion), public domain, read from the R data files of Debian\'s `r-cran-janeaustenr` package (MIT) without R. Line breaks within paragraphs are joined; the last 5% of each novel\'s paragraphs are held out and never trained on.',
-    tokenizer: 'byte-level BPE in the GPT-2 format (vocab.json, merges.txt), trained by `weights/train.py` on the training text: 256 bytes, 3839 merges and `<|endoftext|>`.',
+    tokenizer: (folder) => {
+      const merges = readFileSync(join(folder, 'merges.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#version')).length;
+      return `byte-level BPE in the GPT-2 format (vocab.json, merges.txt), trained by \`weights/train.py\` (\`weights/bpe.py\`) on the training text: 256 byte tokens, ${merges} merges and \`<|endoftext|>\`; lantern's own tokenizer encoded the training data.`;
+    },
     prompts: [['It is a truth universally acknowledged, that', 0.8], ['"My dear Elizabeth," said', 0.8], ['Emma was', 1.0]],
-    look: 'Type a sentence from a novel and watch the next-word probabilities; in the attention grid, heads in layer 0 look at the previous token, and later heads follow names and quotation marks.',
+    look: (loaded) => {
+      const text = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.';
+      const [a, b] = offsetScores(loaded, text, 1);
+      return `Type a sentence and watch the next-word probabilities change word by word. Measured on the first sentence of Pride and Prejudice, the head that looks most at the previous token is layer ${a.layer}, head ${a.head} (mean weight ${fmt(a.score)} on it), then layer ${b.layer}, head ${b.head} (${fmt(b.score)}): select them in the grid to see their diagonal one below the main one.`;
+    },
   },
   poetry: {
     title: 'poetry: a character-level GPT trained on Tang poems',
     data: 'The Tang poems (全唐诗) of the npm package `chinese-poetry` (MIT), converted from traditional to simplified characters with Debian\'s `opencc`; poems holding placeholder characters (□ and brackets for unreadable characters) are dropped. 5% of the poems, chosen at random, are held out.',
     tokenizer: 'one token per character: the characters seen at least 5 times in the training poems, plus `<unk>`, `<eop>` (end of poem) and the newline between lines (vocab.json).',
     prompts: [['床前明月光，', 0.8], ['春', 0.8], ['白日依山尽，', 0.9]],
-    look: 'Regulated verse is visible in the attention: characters attend to the same position in the previous line (parallel couplets) and the line ends (rhyme positions) attend to earlier line ends.',
+    look: (loaded) => {
+      const text = '床前明月光，疑是地上霜。举头望明月，低头思故乡。';
+      const [a] = offsetScores(loaded, text, 6);
+      const [p] = offsetScores(loaded, text, 1);
+      return `In five-character verse each line is six tokens long (five characters and a punctuation mark), so a head that links a character to the same place in the line before looks six tokens back. Measured on 静夜思 (${text}), the head that does so most is layer ${a.layer}, head ${a.head} (mean weight ${fmt(a.score)} six tokens back); the strongest previous-character head is layer ${p.layer}, head ${p.head} (${fmt(p.score)}). Type a poem and select those heads to see the pattern.`;
+    },
   },
   induction: {
     title: 'induction: a two-layer attention-only model with induction heads',
@@ -100,7 +138,7 @@ function card(folder) {
     '## Data', '', spec.data, '',
     `Training tokens: ${m.train_tokens ?? 'generated on the fly'}; validation tokens: ${m.val_tokens}.` +
       (m.poems ? ` Poems: ${m.poems} kept (${m.dropped} dropped), ${m.val_poems} held out; unknown characters in the held-out text: ${(100 * m.unk_rate).toFixed(2)}%.` : ''), '',
-    '## Tokenizer', '', spec.tokenizer, '',
+    '## Tokenizer', '', typeof spec.tokenizer === 'function' ? spec.tokenizer(folder) : spec.tokenizer, '',
     '## Architecture', '',
     `GPT-2 architecture (pre-LayerNorm, learned positions, tied embeddings${c.mlp ? ', GELU MLP 4x wide' : ''}): ${c.n_layer} layers, ${c.n_head} heads, d_model ${c.n_embd}, context ${c.ctx}, vocabulary ${m.n_vocab}; ${m.n_params.toLocaleString('en')} parameters, stored as F16 (model.safetensors, ${(size / 1e6).toFixed(2)} MB).` +
       (c.mlp ? '' : ' The model has no MLP: the file carries an MLP of width 1 whose weights are all zero, so that it loads as a GPT-2 checkpoint; it adds exactly nothing to the residual stream.'), '',
@@ -118,16 +156,17 @@ function card(folder) {
     lines.push(`- temperature ${temperature}, seed ${seed}, prompt \`${prompt}\`:`, '', '  > ' + (prompt + text).replace(/\n/g, '\n  > '), '');
   }
   if (name === 'induction') {
-    const { text, scores } = headScores(loaded);
+    const { text, L, scores } = headScores(loaded);
     const prev = [...scores].sort((a, b) => b.prev - a.prev)[0];
     const ind = [...scores].sort((a, b) => b.induction - a.induction)[0];
+    const where = ind.k === 1 ? 'the character right after' : 'the second character after';
     lines.push('## The heads', '',
-      `Measured by lantern on \`${text}\` (a random 20-character segment repeated): the mean attention of each head to the previous token, and from the second copy to the token after the current token's first occurrence.`, '',
-      '| layer | head | to the previous token | induction pattern |', '| --- | --- | --- | --- |',
-      ...scores.map((s) => `| ${s.layer} | ${s.head} | ${fmt(s.prev)} | ${fmt(s.induction)} |`), '',
-      `The previous-token head is **layer ${prev.layer}, head ${prev.head}**; the induction head is **layer ${ind.layer}, head ${ind.head}**. To see them, open the playground with this model, type the string above, and select those heads: the first shows a diagonal one below the main diagonal, the second a diagonal that starts at the second copy, offset by the segment's length minus one.`, '');
+      `Measured by lantern on \`${text}\` (${L} distinct random characters, repeated): each head's mean attention to the previous token, and, from the second copy on, to the character k places after the earlier occurrence of the current character (k = 1 is the textbook induction pattern; with k = 2 the head reads the character that followed last time through what a layer-0 head copied one place forward).`, '',
+      '| layer | head | to the previous token | induction (k) |', '| --- | --- | --- | --- |',
+      ...scores.map((s) => `| ${s.layer} | ${s.head} | ${fmt(s.prev)} | ${fmt(s.induction)} (k = ${s.k}) |`), '',
+      `The strongest previous-token head is **layer ${prev.layer}, head ${prev.head}**; the induction head is **layer ${ind.layer}, head ${ind.head}**: from the second copy on it looks at ${where} the earlier occurrence of the current character. To see it, open the playground with this model (\`?model=induction\`), type the string above and select layer ${ind.layer}, head ${ind.head}: in the second copy its weight sits on a diagonal ${L - ind.k} places left of the main one. Layer 0 heads spread their attention over recent positions, which is how the current and preceding characters reach layer 1.`, '');
   }
-  lines.push('## What to look at', '', spec.look, '');
+  lines.push('## What to look at', '', typeof spec.look === 'function' ? spec.look(loaded) : spec.look, '');
   writeFileSync(join(folder, 'README.md'), lines.join('\n'));
   return `wrote ${join(folder, 'README.md')}`;
 }

@@ -91,10 +91,13 @@ def poetry_poems():
                 body = "\n".join(s.strip() for s in p.get("paragraphs", []) if s.strip())
                 if body:
                     poems.append(body)
-    traditional = "\x00".join(poems)
+    separator = "\n#####\n"  # opencc keeps ASCII as it is (it drops NUL bytes)
+    traditional = separator.join(poems)
     simplified = subprocess.run(["opencc", "-c", "t2s.json"], input=traditional.encode(),
                                 capture_output=True, check=True).stdout.decode()
-    out = [p for p in simplified.split("\x00") if p and not (set(p) & PLACEHOLDERS)]
+    out = [p for p in simplified.split(separator) if p and not (set(p) & PLACEHOLDERS)]
+    if len(out) < len(poems) // 2:
+        raise SystemExit(f"only {len(out)} of {len(poems)} poems survived conversion: check opencc")
     return out, len(poems)
 
 
