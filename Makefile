@@ -90,7 +90,8 @@ deps-weights:
 # fuzzing (libFuzzer, with AddressSanitizer and UndefinedBehaviorSanitizer): `make fuzz` runs
 # every target for FUZZ_SECONDS each, growing build/fuzz/corpus-<target> from the committed seeds
 # in tests/fuzz/corpus/<target>; `make test` replays the committed corpus and a few thousand
-# mutations of it (seconds).
+# mutations of it (seconds). libFuzzer writes new inputs into the first corpus folder it is given,
+# so that is always one under build/, never the committed seeds.
 FUZZ_TARGETS := safetensors config tokenizer_files encode model
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -Itests/fuzz
@@ -110,8 +111,10 @@ fuzz: $(FUZZ_BINS) deps-node
 
 test-fuzz: $(FUZZ_BINS) deps-node
 	@for t in $(FUZZ_TARGETS); do \
+	  rm -rf build/fuzz/smoke-corpus-$$t && mkdir -p build/fuzz/smoke-corpus-$$t; \
 	  ./build/fuzz/fuzz_$$t -runs=3000 -seed=1 -rss_limit_mb=2048 -timeout=10 \
-	    -artifact_prefix=build/fuzz/smoke-$$t- tests/fuzz/corpus/$$t 2>build/fuzz/smoke-$$t.log || \
+	    -artifact_prefix=build/fuzz/smoke-$$t- build/fuzz/smoke-corpus-$$t tests/fuzz/corpus/$$t \
+	    2>build/fuzz/smoke-$$t.log || \
 	    { tail -40 build/fuzz/smoke-$$t.log; exit 1; }; \
 	  echo "fuzz smoke: $$t: corpus and 3000 mutations clean"; \
 	done
