@@ -216,6 +216,22 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
         memcpy(dst + (size_t)t * width, src + (size_t)t * stride + col, (size_t)width * sizeof(float));
 }
 
+/* After a pass over n positions: which of the numbers it produced is not finite (the final
+ * residual stream of every position, the last logits, and every captured logit), or NULL. */
+static const char *first_non_finite(const lt_session *s, int32_t n) {
+    const lt_model *m = s->model;
+    const size_t rows = (size_t)n * m->d_model;
+    for (size_t i = 0; i < rows; i++)
+        if (!isfinite(s->x[i])) return "the residual stream";
+    for (int32_t i = 0; i < m->n_vocab; i++)
+        if (!isfinite(s->logits[i])) return "a logit";
+    const lt_capture_slot *c = slot(s, LT_H_LOGITS, 0);
+    if (c->wanted)
+        for (size_t i = 0; i < (size_t)n * m->n_vocab; i++)
+            if (!isfinite(c->data[i])) return "a logit";
+    return NULL;
+}
+
 int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     if (!s || !ids || n < 1)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "forward: no session, or no tokens to run");
@@ -235,16 +251,15 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     /* keep the last logits: a pass whose numbers overflow is undone (see below) */
     memcpy(s->sample_probs, s->logits, (size_t)m->n_vocab * sizeof(float));
     lt_gpt2_forward(s, ids, n);
-    for (int32_t i = 0; i < m->n_vocab; i++)
-        if (!isfinite(s->logits[i])) {
-            /* finite but enormous weights can overflow f32: refuse rather than show garbage.
-             * Only KV rows past n_past were written, so the session is as it was. */
-            const char *bad = isnan(s->logits[i]) ? "NaN" : s->logits[i] > 0 ? "+infinity" : "-infinity";
-            memcpy(s->logits, s->sample_probs, (size_t)m->n_vocab * sizeof(float));
-            return lt_fail(LT_ERR_FORMAT,
-                           "the model's activations overflowed (logit %d is %s): its weights are too "
-                           "large to compute with", (int)i, bad);
-        }
+    const char *bad = first_non_finite(s, n);
+    if (bad) {
+        /* finite but enormous weights can overflow f32: refuse rather than show garbage. Only
+         * KV rows past n_past were written, so the session is as it was. */
+        memcpy(s->logits, s->sample_probs, (size_t)m->n_vocab * sizeof(float));
+        return lt_fail(LT_ERR_FORMAT,
+                       "the model's activations overflowed (%s is not a finite number): its "
+                       "weights are too large to compute with", bad);
+    }
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);

