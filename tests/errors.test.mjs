@@ -63,6 +63,17 @@ test('malformed JSON in config.json and in the safetensors header', () => {
   assertLoadFails({ weights: bad }, /control character/);
 });
 
+test('enormous JSON is parsed and handled', () => {
+  const padded = JSON.stringify({ ...config, padding: new Array(2e6).fill(0), text: 'x'.repeat(1e7) });
+  const model = L.loadModel({ config: padded, weights: fixture.weights }); // unknown keys are ignored
+  assert.equal(model.info.n_layer, 2);
+  model.free();
+  const { header, data } = splitSafetensors(fixture.weights);
+  header.__metadata__ = { note: 'y'.repeat(5e6) };
+  L.loadModel({ ...fixture, weights: joinSafetensors(header, data) }).free();
+  assertLoadFails({ config: '[' + '0,'.repeat(3e6) + ']' }, /config\.json: malformed JSON at byte 6000001: unexpected character/);
+});
+
 test('tensor offsets outside the data, or overlapping', () => {
   assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].data_offsets[1] += 1e6; h['transformer.ln_f.bias'].data_offsets[0] += 1e6; }), /past the \d+ bytes of data/);
   assertLoadFails(withHeader((h) => { h['transformer.ln_f.bias'].data_offsets = [5, 1]; }), /bad data_offsets/);
