@@ -643,12 +643,17 @@ static bool emit(lt_tokenizer *t, int32_t id, size_t start, size_t end) {
     return true;
 }
 
+/* The merge order: lowest rank first, then leftmost. */
+static bool goes_before(const bpe_candidate *a, const bpe_candidate *b) {
+    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
+}
+
 static void heap_push(lt_tokenizer *t, bpe_candidate c) {
     int32_t i = t->heap_n++;
     while (i > 0) {
         int32_t parent = (i - 1) / 2;
         bpe_candidate *p = &t->heap[parent];
-        if (p->rank < c.rank || (p->rank == c.rank && p->pos < c.pos)) break;
+        if (goes_before(p, &c)) break;
         t->heap[i] = *p;
         i = parent;
     }
@@ -661,10 +666,8 @@ static bpe_candidate heap_pop(lt_tokenizer *t) {
     for (;;) {
         int32_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && (t->heap[c + 1].rank < t->heap[c].rank ||
-                          (t->heap[c + 1].rank == t->heap[c].rank && t->heap[c + 1].pos < t->heap[c].pos)))
-            c++;
-        if (last.rank < t->heap[c].rank || (last.rank == t->heap[c].rank && last.pos < t->heap[c].pos)) break;
+        if (c + 1 < n && goes_before(&t->heap[c + 1], &t->heap[c])) c++;
+        if (goes_before(&last, &t->heap[c])) break;
         t->heap[i] = t->heap[c];
         i = c;
     }

@@ -263,9 +263,11 @@ function shownMatrix() {
 }
 
 let focusCell = { i: 0, j: 0 }; // the heatmap cell under the keyboard
+let shown = null;               // shownMatrix() of the heatmap as last drawn
 
 function drawAttention() {
-  const { data, T, first } = shownMatrix();
+  shown = shownMatrix();
+  const { data, T, first } = shown;
   const canvas = $('heatmap'), ctx = canvas.getContext('2d');
   const labels = last.tokens.map((t) => t.text);
   const margin = 90;
@@ -326,9 +328,7 @@ function drawAttention() {
 }
 
 function valueText(i, j) {
-  const T = last.T;
-  const { data } = shownMatrix();
-  const v = data[i * T + j];
+  const v = shown.data[i * last.T + j];
   if (j > i) return state.stage === 'masked' ? '−∞ (masked)' : state.stage === 'scores' ? 'not computed (a future key)' : '0 (masked)';
   return v.toFixed(4);
 }
@@ -454,8 +454,7 @@ $('heatmap').addEventListener('mousemove', (e) => {
   const at = cellAt(e);
   if (!at) return;
   describeCell(at.i, at.j);
-  const { data, T, first } = shownMatrix();
-  drawLines(at.i, data, T, first, last.tokens.map((t) => t.text));
+  drawLines(at.i, shown.data, shown.T, shown.first, last.tokens.map((t) => t.text));
 });
 $('heatmap').addEventListener('keydown', (e) => {
   if (!last) return;

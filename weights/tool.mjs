@@ -39,7 +39,7 @@ function generate({ tokenizer, model }, prompt, { n, temperature, topK = 0, seed
  * repeated segment of distinct random characters, to the character k = 1 or 2 places after the
  * earlier occurrence of the current one (an induction head reads what followed last time; it may
  * look one place further and read it through a previous-token head of layer 0). */
-function headScores({ tokenizer, model }) {
+function headScores(loaded) {
   const letters = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'];
   let x = 12345;
   for (let i = letters.length - 1; i > 0; i--) { // a seeded shuffle: 20 distinct characters
@@ -49,42 +49,39 @@ function headScores({ tokenizer, model }) {
   }
   const segment = letters.slice(0, 20).join('');
   const text = segment + segment + segment.slice(0, 10);
-  const ids = tokenizer.encode(text);
   const L = segment.length;
-  const session = model.createSession({ capture: 'blocks.*.attn.hook_pattern' });
-  session.forward(ids);
-  const scores = [];
-  for (let l = 0; l < model.info.n_layer; l++) {
-    const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.hook_pattern`);
-    for (let h = 0; h < H; h++) {
-      let prev = 0;
-      const ind = [0, 0, 0];
-      for (let i = 1; i < T; i++) prev += data[(h * T + i) * K + i - 1] / (T - 1);
-      for (let i = L; i < T; i++) for (const k of [1, 2]) ind[k] += data[(h * T + i) * K + i - L + k] / (T - L);
-      const k = ind[2] > ind[1] ? 2 : 1;
-      scores.push({ layer: l, head: h, prev, induction: ind[k], k });
-    }
-  }
-  session.free();
+  const scores = perHead(loaded, text, (w, T) => {
+    let prev = 0;
+    const ind = [0, 0, 0];
+    for (let i = 1; i < T; i++) prev += w(i, i - 1) / (T - 1);
+    for (let i = L; i < T; i++) for (const k of [1, 2]) ind[k] += w(i, i - L + k) / (T - L);
+    const k = ind[2] > ind[1] ? 2 : 1;
+    return { prev, induction: ind[k], k };
+  });
   return { text, L, scores };
 }
 
-/** Each head's mean attention, over the positions that have one, to the key `offset` places back. */
-function offsetScores({ tokenizer, model }, text, offset) {
-  const ids = tokenizer.encode(text);
+/** Run text through the model and measure every head: fn(w, T) gets w(i, j), the weight of
+ * query i on key j, and returns that head's numbers. */
+function perHead({ tokenizer, model }, text, fn) {
   const session = model.createSession({ capture: 'blocks.*.attn.hook_pattern' });
-  session.forward(ids);
+  session.forward(tokenizer.encode(text));
   const out = [];
   for (let l = 0; l < model.info.n_layer; l++) {
     const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.hook_pattern`);
-    for (let h = 0; h < H; h++) {
-      let sum = 0;
-      for (let i = offset; i < T; i++) sum += data[(h * T + i) * K + i - offset] / (T - offset);
-      out.push({ layer: l, head: h, score: sum });
-    }
+    for (let h = 0; h < H; h++) out.push({ layer: l, head: h, ...fn((i, j) => data[(h * T + i) * K + j], T) });
   }
   session.free();
-  return out.sort((a, b) => b.score - a.score);
+  return out;
+}
+
+/** Each head's mean attention, over the positions that have one, to the key `offset` places back. */
+function offsetScores(loaded, text, offset) {
+  return perHead(loaded, text, (w, T) => {
+    let score = 0;
+    for (let i = offset; i < T; i++) score += w(i, i - offset) / (T - offset);
+    return { score };
+  }).sort((a, b) => b.score - a.score);
 }
 
 function fmt(x, digits = 3) { return Number(x).toFixed(digits); }
