@@ -1,6 +1,7 @@
 /* The model, session and hook structures shared by the engine's source files. Model-family code
- * (gpt2.c) fills a model and runs passes; session.c owns the KV cache, the token history and
- * the captured tensors; hooks.c names every tensor; sample.c turns logits into tokens. */
+ * (gpt2.c, transformer.c) fills a model and runs passes; session.c owns the KV caches, the token
+ * history and the captured tensors; hooks.c names every tensor; sample.c turns logits into
+ * tokens; loader.c reads weights for every family. */
 #ifndef LT_ENGINE_H
 #define LT_ENGINE_H
 
@@ -9,15 +10,23 @@
 /* ---------------------------------------------------------------- hooks */
 
 /* The symbolic dimensions of captured tensors. POS counts the positions of the last pass,
- * KEY_POS all positions so far (the keys those rows attended to). */
+ * KEY_POS all positions so far (the keys those rows attended to), SRC_POS the positions of the
+ * encoded source (encoder-decoder models). */
 typedef enum { LT_DIM_POS, LT_DIM_KEY_POS, LT_DIM_HEAD, LT_DIM_D_HEAD, LT_DIM_D_MODEL,
-               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_COUNT } lt_dim;
+               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_SRC_POS, LT_DIM_COUNT } lt_dim;
+
+/* When a hook is written: by every forward pass or step (of the decoder, for encoder-decoder
+ * models), or once per source by lt_session_encode. */
+typedef enum { LT_STAGE_PASS, LT_STAGE_ENCODE } lt_stage;
+
+#define LT_MAX_HOOKS 64
 
 typedef struct lt_hook_def {
     const char *name; /* TransformerLens hook name; "{l}" stands for the layer index */
     int32_t ndim;
     lt_dim dims[LT_MAX_DIMS];
     const char *doc;
+    lt_stage stage;
 } lt_hook_def;
 
 /* The hooks of the GPT-2 family, in the order a forward pass reaches them. */
@@ -29,6 +38,23 @@ typedef enum {
 } lt_gpt2_hook;
 
 extern const lt_hook_def lt_gpt2_hooks[LT_H_GPT2_COUNT];
+
+/* The hooks of the encoder-decoder family. Sublayer hooks (LN, attention, FFN) follow the
+ * GPT-2 names under "encoder." and "decoder." prefixes. */
+typedef enum {
+    LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED, LT_T_ENC_RESID_PRE, LT_T_ENC_Q, LT_T_ENC_K, LT_T_ENC_V,
+    LT_T_ENC_SCORES, LT_T_ENC_PATTERN, LT_T_ENC_Z, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1,
+    LT_T_ENC_RESID_MID, LT_T_ENC_MLP_PRE, LT_T_ENC_MLP_POST, LT_T_ENC_MLP_OUT, LT_T_ENC_LN2,
+    LT_T_ENC_RESID_POST, LT_T_ENC_LN_FINAL, LT_T_CROSS_K, LT_T_CROSS_V,
+    LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED, LT_T_DEC_RESID_PRE, LT_T_DEC_Q, LT_T_DEC_K, LT_T_DEC_V,
+    LT_T_DEC_SCORES, LT_T_DEC_PATTERN, LT_T_DEC_Z, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1,
+    LT_T_DEC_RESID_MID, LT_T_CROSS_Q, LT_T_CROSS_SCORES, LT_T_CROSS_PATTERN, LT_T_CROSS_Z,
+    LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2, LT_T_DEC_MLP_PRE, LT_T_DEC_MLP_POST,
+    LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST, LT_T_DEC_LN_FINAL, LT_T_LOGITS,
+    LT_T_COUNT
+} lt_transformer_hook;
+
+extern const lt_hook_def lt_transformer_hooks[LT_T_COUNT];
 extern const char *const lt_dim_names[LT_DIM_COUNT];
 
 bool lt_hook_per_layer(const lt_hook_def *h);
@@ -39,7 +65,7 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 
 /* ---------------------------------------------------------------- models */
 
-typedef enum { LT_FAMILY_GPT2 } lt_family;
+typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER } lt_family;
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
 typedef struct lt_gpt2_layer {
@@ -55,8 +81,64 @@ typedef struct lt_gpt2_layer {
     float *mlp_proj_b;    /* (d_model) */
 } lt_gpt2_layer;
 
+/* Multi-head attention of the encoder-decoder family, from nn.MultiheadAttention's
+ * in_proj (q | k | v rows) and out_proj, transposed at load to the [d_in, d_out] layout. */
+typedef struct lt_mha {
+    float *q_w;   /* (d_model, d_model) */
+    float *q_b;   /* (d_model) */
+    float *kv_w;  /* (d_model, 2 * d_model): k | v along the output */
+    float *kv_b;  /* (2 * d_model) */
+    float *out_w; /* (d_model, d_model) */
+    float *out_b; /* (d_model) */
+} lt_mha;
+
+typedef struct lt_ln { float *w, *b; /* (d_model) */ } lt_ln;
+
+typedef struct lt_ffn {
+    float *fc_w;   /* (d_model, d_mlp) */
+    float *fc_b;   /* (d_mlp) */
+    float *proj_w; /* (d_mlp, d_model) */
+    float *proj_b; /* (d_model) */
+} lt_ffn;
+
+typedef struct lt_enc_layer {
+    lt_mha attn;
+    lt_ln ln1, ln2; /* norm1 (attention), norm2 (FFN) */
+    lt_ffn ffn;
+} lt_enc_layer;
+
+typedef struct lt_dec_layer {
+    lt_mha attn, cross;
+    lt_ln ln1, ln2, ln3; /* norm1 (self-attention), norm2 (cross-attention), norm3 (FFN) */
+    lt_ffn ffn;
+} lt_dec_layer;
+
+/* A loader pass over a safetensors file (see loader.c). */
+typedef struct lt_loader {
+    const lt_st_file *st;
+    float *next;        /* where the next tensor goes in the arena; NULL while counting */
+    size_t count;       /* floats taken so far */
+    const char *dtype;  /* the dtype seen so far, or "mixed" */
+    const char *prefix; /* tried before giving up on a name ("transformer." for GPT-2), or NULL */
+} lt_loader;
+
+#define LT_MAX_CONFIG_DIM (1 << 24) /* any single config dimension; products are checked apart */
+
+int32_t lt_cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out);
+int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *out);
+/* A tensor stored as [rows, cols] (cols 0: [rows]), converted to f32 into the arena. */
+int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float **out);
+/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], transposed into the
+ * arena as [in_dim, n_rows]. */
+int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
+                       size_t n_rows, float **out);
+/* Arena space for n floats the loader computes itself (NULL while counting). */
+float *lt_loader_alloc(lt_loader *L, size_t n);
+
 struct lt_model {
     lt_family family;
+    /* n_layer: GPT blocks, or decoder layers; d_mlp: the FFN width; n_ctx: the maximum length
+     * (of the source and of the target for encoder-decoder models); n_vocab: output tokens */
     int32_t n_layer, n_head, d_model, d_head, d_mlp, n_vocab, n_ctx;
     float ln_eps;
     lt_act act;
@@ -70,15 +152,33 @@ struct lt_model {
     float *ln_f_w, *ln_f_b; /* (d_model) */
     float *unembed;      /* (n_vocab, d_model): wte when tied, else lm_head.weight */
     lt_gpt2_layer *layers; /* (n_layer) */
+
+    /* encoder-decoder family */
+    int32_t n_enc_layer, n_src_vocab, pad_id, bos_id, eos_id; /* ids: -1 when not configured */
+    bool pre_ln, final_norm, sinusoidal, shared_embed;
+    float embed_scale;      /* sqrt(d_model) or 1 */
+    float *src_embed;       /* (n_src_vocab, d_model) */
+    float *tgt_embed;       /* (n_vocab, d_model): src_embed when shared */
+    float *src_pos, *tgt_pos; /* (n_ctx, d_model): one sinusoid table, or two learned ones */
+    float *unembed_b;       /* (n_vocab) or NULL */
+    lt_ln enc_norm, dec_norm; /* final norms, when final_norm */
+    lt_enc_layer *enc;      /* (n_enc_layer) */
+    lt_dec_layer *dec;      /* (n_layer) */
+
     float *arena;        /* every weight above lives in this one allocation */
 
     const lt_hook_def *hooks;
     int32_t n_hooks;
-    char *description; /* lt_model_describe's JSON */
+    bool hook_present[LT_MAX_HOOKS]; /* hooks this model has (no final norm, no ln_final hook) */
+    int32_t hook_logits;  /* the index of "logits" in hooks */
+    int32_t max_layers;   /* capture slots per hook: max(n_layer, n_enc_layer) */
+    char *description;    /* lt_model_describe's JSON */
 };
 
 int32_t lt_gpt2_load(lt_model *m, const lt_json *config, const lt_st_file *st,
                      const lt_model_params *params);
+int32_t lt_transformer_load(lt_model *m, const lt_json *config, const lt_st_file *st,
+                            const lt_model_params *params);
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -97,6 +197,14 @@ struct lt_session {
     int32_t *tokens;  /* (n_ctx) */
     float *k_cache;   /* (n_layer, n_ctx, d_model): head h at columns h * d_head */
     float *v_cache;   /* (n_layer, n_ctx, d_model) */
+
+    /* encoder-decoder: the encoded source and the cross-attention keys and values from it */
+    int32_t n_src;        /* 0: no source encoded yet */
+    int32_t *src_tokens;  /* (n_ctx) */
+    uint8_t *src_valid;   /* (n_ctx) 0 for padding */
+    float *cross_k;       /* (n_layer, n_ctx, d_model) */
+    float *cross_v;       /* (n_layer, n_ctx, d_model) */
+
     float *logits;    /* (n_vocab) of the last position, valid when n_past > 0 */
 
     /* activations of one pass of up to scratch_rows positions */
@@ -110,9 +218,10 @@ struct lt_session {
     float *h;         /* (rows, d_mlp) */
     float *att_row;   /* (n_ctx) one attention row */
 
-    lt_capture_slot *slots; /* (n_hooks * n_layer): hook-major, layer 0 for model-wide hooks */
+    lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
     uint64_t rng;
     float *sample_probs;    /* (n_vocab) */
+    float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;
 };
@@ -127,5 +236,10 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
 /* Run n tokens through the model, appending them after s->n_past: fills the KV cache rows,
  * the captures and s->logits. The caller has validated everything and sized the buffers. */
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n);
+/* The encoder over n source tokens (s->src_tokens, s->src_valid set): fills the cross-attention
+ * keys and values and the encoder captures. */
+void lt_transformer_encode(lt_session *s, int32_t n);
+/* The decoder over n target tokens after s->n_past, as lt_gpt2_forward. */
+void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n);
 
 #endif

@@ -8,40 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DIM (1 << 24) /* any single config dimension; products are checked separately */
-
-static int32_t cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out) {
-    const lt_json *v = lt_json_get(cfg, key);
-    if (!v || v->type == LT_JSON_NULL) {
-        if (fallback < 0)
-            return lt_fail(LT_ERR_FORMAT, "config.json: missing \"%s\"", key);
-        *out = fallback;
-        return LT_OK;
-    }
-    if (v->type != LT_JSON_NUMBER || v->number != floor(v->number) || v->number < 1 ||
-        v->number > MAX_DIM)
-        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be an integer from 1 to %d", key,
-                       MAX_DIM);
-    *out = (int32_t)v->number;
-    return LT_OK;
-}
-
 static int32_t parse_config(lt_model *m, const lt_json *cfg) {
     int32_t st;
-    if ((st = cfg_int(cfg, "n_layer", -1, &m->n_layer)) || (st = cfg_int(cfg, "n_head", -1, &m->n_head)) ||
-        (st = cfg_int(cfg, "n_embd", -1, &m->d_model)) ||
-        (st = cfg_int(cfg, "vocab_size", -1, &m->n_vocab)))
+    if ((st = lt_cfg_int(cfg, "n_layer", -1, &m->n_layer)) || (st = lt_cfg_int(cfg, "n_head", -1, &m->n_head)) ||
+        (st = lt_cfg_int(cfg, "n_embd", -1, &m->d_model)) ||
+        (st = lt_cfg_int(cfg, "vocab_size", -1, &m->n_vocab)))
         return st;
-    if (lt_json_get(cfg, "n_positions")) st = cfg_int(cfg, "n_positions", -1, &m->n_ctx);
-    else if (lt_json_get(cfg, "n_ctx")) st = cfg_int(cfg, "n_ctx", -1, &m->n_ctx);
+    if (lt_json_get(cfg, "n_positions")) st = lt_cfg_int(cfg, "n_positions", -1, &m->n_ctx);
+    else if (lt_json_get(cfg, "n_ctx")) st = lt_cfg_int(cfg, "n_ctx", -1, &m->n_ctx);
     else return lt_fail(LT_ERR_FORMAT, "config.json: missing \"n_positions\" (or \"n_ctx\")");
     if (st) return st;
     if (m->d_model % m->n_head)
         return lt_fail(LT_ERR_FORMAT, "config.json: n_embd (%d) is not a multiple of n_head (%d)",
                        m->d_model, m->n_head);
     m->d_head = m->d_model / m->n_head;
-    int32_t four_d = m->d_model <= MAX_DIM / 4 ? 4 * m->d_model : MAX_DIM;
-    if ((st = cfg_int(cfg, "n_inner", four_d, &m->d_mlp))) return st;
+    int32_t four_d = m->d_model <= LT_MAX_CONFIG_DIM / 4 ? 4 * m->d_model : LT_MAX_CONFIG_DIM;
+    if ((st = lt_cfg_int(cfg, "n_inner", four_d, &m->d_mlp))) return st;
 
     const lt_json *eps = lt_json_get(cfg, "layer_norm_epsilon");
     m->ln_eps = 1e-5f;
@@ -100,52 +82,6 @@ static bool count_params(const lt_model *m, size_t *out) {
     return lt_add_size(per, emb, out);
 }
 
-typedef struct {
-    const lt_st_file *st;
-    float *next; /* where the next tensor goes in the arena */
-    const char *dtype;
-} loader;
-
-/* Find `name` (also under the "transformer." prefix), check it against the expected shape,
- * convert it to f32 into the arena and return where it landed. */
-static int32_t take(loader *L, const char *name, size_t rows, size_t cols, float **out) {
-    char prefixed[128];
-    snprintf(prefixed, sizeof prefixed, "transformer.%s", name);
-    const lt_st_tensor *t = lt_st_find(L->st, name);
-    if (!t) t = lt_st_find(L->st, prefixed);
-    if (!t) return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor '%s'", name);
-    if (t->dtype == LT_DT_OTHER)
-        return lt_fail(LT_ERR_FORMAT,
-                       "model.safetensors: tensor '%s' has dtype %s; lantern reads F32, F16 or BF16",
-                       t->name, t->dtype_name);
-    bool ok = cols ? (t->rank == 2 && t->shape[0] == rows && t->shape[1] == cols)
-                   : (t->rank == 1 && t->shape[0] == rows);
-    if (!ok) {
-        char got[96] = "[";
-        for (int32_t i = 0; i < t->rank && strlen(got) < 64; i++)
-            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", i ? ", " : "",
-                     (unsigned long long)t->shape[i]);
-        strcat(got, "]");
-        if (cols)
-            return lt_fail(LT_ERR_FORMAT,
-                           "model.safetensors: tensor '%s' has shape %s but the config needs [%zu, %zu]",
-                           t->name, got, rows, cols);
-        return lt_fail(LT_ERR_FORMAT,
-                       "model.safetensors: tensor '%s' has shape %s but the config needs [%zu]",
-                       t->name, got, rows);
-    }
-    lt_st_to_f32(L->next, t);
-    for (size_t i = 0; i < t->numel; i++)
-        if (!isfinite(L->next[i]))
-            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values",
-                           t->name);
-    if (!L->dtype) L->dtype = t->dtype_name;
-    else if (strcmp(L->dtype, t->dtype_name)) L->dtype = "mixed";
-    *out = L->next;
-    L->next += t->numel;
-    return LT_OK;
-}
-
 int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                      const lt_model_params *params) {
     int32_t rc = parse_config(m, cfg);
@@ -174,15 +110,15 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "out of memory: the model's weights need %.2f GB", (double)bytes / 1e9);
 
-    loader L = {st, m->arena, NULL};
+    lt_loader L = {.st = st, .next = m->arena, .prefix = "transformer."};
     const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
-    if ((rc = take(&L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
-        (rc = take(&L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
-        (rc = take(&L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
-        (rc = take(&L, "ln_f.bias", d, 0, &m->ln_f_b)))
+    if ((rc = lt_take(&L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
+        (rc = lt_take(&L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
+        (rc = lt_take(&L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
+        (rc = lt_take(&L, "ln_f.bias", d, 0, &m->ln_f_b)))
         return rc;
     m->unembed = m->wte;
-    if (!m->tied && (rc = take(&L, "lm_head.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
+    if (!m->tied && (rc = lt_take(&L, "lm_head.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
     for (int32_t l = 0; l < m->n_layer; l++) {
         lt_gpt2_layer *y = &m->layers[l];
         struct { const char *suffix; size_t rows, cols; float **dst; } parts[] = {
@@ -196,12 +132,15 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
             char name[96];
             snprintf(name, sizeof name, "h.%d.%s", (int)l, parts[i].suffix);
-            if ((rc = take(&L, name, parts[i].rows, parts[i].cols, parts[i].dst))) return rc;
+            if ((rc = lt_take(&L, name, parts[i].rows, parts[i].cols, parts[i].dst))) return rc;
         }
     }
     m->weights_dtype = L.dtype;
     m->hooks = lt_gpt2_hooks;
     m->n_hooks = LT_H_GPT2_COUNT;
+    m->hook_logits = LT_H_LOGITS;
+    m->max_layers = m->n_layer;
+    for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
     return LT_OK;
 }
 

@@ -1,9 +1,10 @@
 /*
  * lantern.h - a transformer you can see through.
  *
- * A small C11 engine that runs GPT-2-family language models and lets the caller read every
- * intermediate tensor by its TransformerLens hook name. It never touches a filesystem: the
- * caller hands it the bytes of a Hugging Face model folder (config.json and model.safetensors).
+ * A small C11 engine that runs GPT-2-family language models and the original encoder-decoder
+ * Transformer, and lets the caller read every intermediate tensor by its TransformerLens hook
+ * name. It never touches a filesystem: the caller hands it the bytes of a Hugging Face style
+ * model folder (config.json and model.safetensors).
  *
  * Usage:
  *
@@ -32,6 +33,15 @@
  *
  *     lt_session_free(s);
  *     lt_model_free(model);
+ *
+ * Encoder-decoder models (config model_type "transformer") encode a source first; the decoder
+ * then runs exactly like a GPT session, with cross-attention to the encoded source:
+ *
+ *     int32_t src[] = {57, 23, 81, 2};                 // source ids, e.g. a sentence + </s>
+ *     lt_session_encode(s, src, 4);                    // encoder, once; cross-attention K/V
+ *     lt_session_step(s, bos_id);                      // decoder, one token at a time
+ *     lt_session_sample(s, sp, &next); ...             // "decoder.blocks.0.cross_attn.hook_pattern"
+ *                                                      // is [n_head, 1, 4]
  *
  * Lifetimes: a session borrows its model (free sessions first). Pointers returned by getters
  * point into session-owned memory and stay valid until the next call that changes the session
@@ -99,9 +109,21 @@ int32_t lt_model_n_vocab(const lt_model *model);
 int32_t lt_model_n_ctx(const lt_model *model);
 int32_t lt_model_n_layer(const lt_model *model);
 
-/* A JSON object describing the model: family, n_layer, n_head, d_model, d_head, d_mlp,
- * n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings, n_params. Owned by the model. */
+/* A JSON object describing the model: family ("gpt2" or "transformer"), n_layer, n_head,
+ * d_model, d_head, d_mlp, n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings,
+ * n_params, model_tensors (the names lt_model_tensor knows); encoder-decoder models add
+ * n_encoder_layers, n_decoder_layers (= n_layer), n_src_vocab, norm ("post" or "pre"),
+ * final_norm, positions, shared_embeddings, embed_scale and pad/bos/eos_token_id (-1 if none).
+ * n_vocab is the target vocabulary, n_ctx the maximum source and target length. Owned by the
+ * model. */
 const char *lt_model_describe(const lt_model *model);
+
+/* A tensor of the model itself, not of a pass: "W_pos" (GPT-2's learned position embeddings),
+ * "encoder.W_pos" and "decoder.W_pos" (encoder-decoder: the sinusoidal or learned positional
+ * encodings), each [n_ctx, d_model]. Valid while the model lives.
+ * Returns LT_OK or LT_ERR_INVALID_ARGUMENT (no such tensor). */
+int32_t lt_model_tensor(const lt_model *model, const char *name, const float **data,
+                        int32_t shape[LT_MAX_DIMS], int32_t *ndim);
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -139,6 +161,26 @@ int32_t lt_session_set_capture(lt_session *session, const char *patterns);
  *                            pass is undone rather than leaving non-finite logits. */
 int32_t lt_session_forward(lt_session *session, const int32_t *ids, int32_t n);
 
+/* Encoder-decoder models: run the encoder over n source tokens and compute every decoder
+ * layer's cross-attention keys and values from its output. Source tokens equal to the config's
+ * pad_token_id are padding: as keys they get exactly zero attention weight, in the encoder and
+ * in cross-attention, so the decoder's results do not depend on how much padding there is.
+ * Starts a new target (n_past becomes 0); encoder hooks and the cross-attention keys and values
+ * are captured here and stay readable until the next encode.
+ * Returns LT_OK, or (leaving the session unchanged):
+ *   LT_ERR_INVALID_ARGUMENT  ids NULL, n < 1, or every token is padding;
+ *   LT_ERR_STATE             the model is decoder-only;
+ *   LT_ERR_OUT_OF_RANGE      an id outside the source vocabulary, or n > n_ctx;
+ *   LT_ERR_OUT_OF_MEMORY     as lt_session_forward;
+ * or LT_ERR_FORMAT when the encoder's activations overflow f32: then the session holds no
+ * source (and no target) afterwards. lt_session_forward and lt_session_step return
+ * LT_ERR_STATE on an encoder-decoder session that has no source yet. */
+int32_t lt_session_encode(lt_session *session, const int32_t *ids, int32_t n);
+
+/* Number of source tokens encoded (0 for none or for decoder-only models), and their ids. */
+int32_t lt_session_n_src(const lt_session *session);
+const int32_t *lt_session_src_tokens(const lt_session *session);
+
 /* Append one token using the KV cache: the same as lt_session_forward(session, &id, 1). */
 int32_t lt_session_step(lt_session *session, int32_t id);
 
@@ -148,7 +190,7 @@ int32_t lt_session_step(lt_session *session, int32_t id);
  * Returns LT_OK or LT_ERR_OUT_OF_RANGE (or what lt_session_step returns). */
 int32_t lt_session_rewind(lt_session *session, int32_t pos);
 
-/* Forget all tokens (n_past becomes 0, no logits). */
+/* Forget all tokens (n_past becomes 0, no logits). An encoded source is kept. */
 void lt_session_reset(lt_session *session);
 
 /* Number of tokens in the session, and their ids ([n_past]). */

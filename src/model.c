@@ -16,10 +16,29 @@ static uint64_t default_max_weight_bytes(void) {
 
 static char *describe(const lt_model *m) {
     lt_buf b = {0};
+    if (m->family == LT_FAMILY_TRANSFORMER) {
+        lt_buf_printf(&b,
+                      "{\"family\":\"transformer\",\"n_layer\":%d,\"n_encoder_layers\":%d,"
+                      "\"n_decoder_layers\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,\"d_mlp\":%d,"
+                      "\"n_vocab\":%d,\"n_src_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
+                      "\"norm\":\"%s\",\"final_norm\":%s,\"positions\":\"%s\",\"shared_embeddings\":%s,"
+                      "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
+                      "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
+                      "\"model_tensors\":[\"encoder.W_pos\",\"decoder.W_pos\"]}",
+                      m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
+                      m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
+                      m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
+                      m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
+                      m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
+                      m->weights_dtype ? m->weights_dtype : "F32", m->n_params);
+        if (b.failed) { lt_buf_free(&b); return NULL; }
+        return b.data;
+    }
     lt_buf_printf(&b,
                   "{\"family\":\"gpt2\",\"n_layer\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,"
                   "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
-                  "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu}",
+                  "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
+                  "\"model_tensors\":[\"W_pos\"]}",
                   m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
                   m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
                   m->n_params);
@@ -46,15 +65,18 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
         goto done;
     }
     const lt_json *type = lt_json_get(cfg, "model_type");
-    if (type && (type->type != LT_JSON_STRING || strcmp(type->string, "gpt2") != 0)) {
+    const char *name = type && type->type == LT_JSON_STRING ? type->string : type ? "?" : "gpt2";
+    if (strcmp(name, "gpt2") && strcmp(name, "transformer")) {
         rc = lt_fail(LT_ERR_UNSUPPORTED,
-                     "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\")",
-                     type->type == LT_JSON_STRING ? type->string : "?");
+                     "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\" and "
+                     "\"transformer\", the encoder-decoder)", name);
         goto done;
     }
     if ((rc = lt_st_parse(safetensors, safetensors_len, &st))) goto done;
-    m->family = LT_FAMILY_GPT2;
-    if ((rc = lt_gpt2_load(m, cfg, &st, &params))) goto done;
+    m->family = strcmp(name, "gpt2") ? LT_FAMILY_TRANSFORMER : LT_FAMILY_GPT2;
+    rc = m->family == LT_FAMILY_GPT2 ? lt_gpt2_load(m, cfg, &st, &params)
+                                     : lt_transformer_load(m, cfg, &st, &params);
+    if (rc) goto done;
     if (!(m->description = describe(m))) rc = lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
 done:
     lt_json_free(cfg);
@@ -68,6 +90,8 @@ void lt_model_free(lt_model *m) {
     if (!m) return;
     free(m->arena);
     free(m->layers);
+    free(m->enc);
+    free(m->dec);
     free(m->description);
     free(m);
 }
@@ -76,3 +100,22 @@ int32_t lt_model_n_vocab(const lt_model *m) { return m ? m->n_vocab : 0; }
 int32_t lt_model_n_ctx(const lt_model *m) { return m ? m->n_ctx : 0; }
 int32_t lt_model_n_layer(const lt_model *m) { return m ? m->n_layer : 0; }
 const char *lt_model_describe(const lt_model *m) { return m ? m->description : "{}"; }
+
+int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data, int32_t shape[LT_MAX_DIMS],
+                        int32_t *ndim) {
+    if (!m || !name || !data || !shape || !ndim)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "model tensor: missing argument");
+    const float *p = NULL;
+    if (m->family == LT_FAMILY_GPT2 && !strcmp(name, "W_pos")) p = m->wpe;
+    else if (m->family == LT_FAMILY_TRANSFORMER && !strcmp(name, "encoder.W_pos")) p = m->src_pos;
+    else if (m->family == LT_FAMILY_TRANSFORMER && !strcmp(name, "decoder.W_pos")) p = m->tgt_pos;
+    if (!p)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%.100s\" (see model_tensors "
+                                                "in its description)", name);
+    *data = p;
+    *ndim = 2;
+    shape[0] = m->n_ctx;
+    shape[1] = m->d_model;
+    shape[2] = shape[3] = 0;
+    return LT_OK;
+}

@@ -16,15 +16,22 @@ lt_session_params lt_session_default_params(void) {
     return p;
 }
 
-static size_t n_slots(const lt_model *m) { return (size_t)m->n_hooks * (size_t)m->n_layer; }
+static size_t n_slots(const lt_model *m) { return (size_t)m->n_hooks * (size_t)m->max_layers; }
 
 static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) {
-    return &s->slots[(size_t)hook * s->model->n_layer + layer];
+    return &s->slots[(size_t)hook * s->model->max_layers + layer];
 }
 
+/* How many tensors a hook names: one per layer of its stack, one, or none (a hook this model
+ * does not have, such as the final norm of a post-LN encoder). */
 static int32_t n_layers_of(const lt_model *m, int32_t hook) {
-    return lt_hook_per_layer(&m->hooks[hook]) ? m->n_layer : 1;
+    const lt_hook_def *h = &m->hooks[hook];
+    if (!m->hook_present[hook]) return 0;
+    if (!lt_hook_per_layer(h)) return 1;
+    return strncmp(h->name, "encoder.", 8) == 0 ? m->n_enc_layer : m->n_layer;
 }
+
+static bool is_encoder_decoder(const lt_model *m) { return m->family == LT_FAMILY_TRANSFORMER; }
 
 int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out) {
     if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_session_init: out is NULL");
@@ -47,8 +54,17 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->slots = calloc(n_slots(m), sizeof *s->slots);
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
+        s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
         ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
-             s->sample_probs && s->sample_order;
+             s->sample_probs && s->sample_order && s->logits_backup;
+    }
+    if (ok && is_encoder_decoder(m)) {
+        s->src_tokens = malloc((size_t)m->n_ctx * sizeof *s->src_tokens);
+        s->src_valid = malloc((size_t)m->n_ctx);
+        s->cross_k = malloc(cache);
+        s->cross_v = malloc(cache);
+        ok = s->src_tokens && s->src_valid && s->cross_k && s->cross_v;
+        cache *= 2;
     }
     if (!ok) {
         lt_session_free(s);
@@ -72,12 +88,21 @@ void lt_session_free(lt_session *s) {
     free(s->scratch);
     free(s->sample_probs);
     free(s->sample_order);
+    free(s->logits_backup);
+    free(s->src_tokens);
+    free(s->src_valid);
+    free(s->cross_k);
+    free(s->cross_v);
     lt_buf_free(&s->list_json);
     free(s);
 }
 
-static void invalidate_captures(lt_session *s) {
-    for (size_t i = 0; i < n_slots(s->model); i++) s->slots[i].valid = false;
+/* Forget the captures of one stage's hooks (a new pass), or of all (a new source). */
+static void invalidate_captures(lt_session *s, bool all) {
+    const lt_model *m = s->model;
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        if (all || m->hooks[h].stage == LT_STAGE_PASS)
+            for (int32_t l = 0; l < m->max_layers; l++) slot(s, h, l)->valid = false;
 }
 
 int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
@@ -96,7 +121,7 @@ int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
             for (int32_t l = 0; l < n_layers_of(m, h); l++)
                 if (lt_hook_format(&m->hooks[h], l, name, sizeof name) &&
                     lt_glob_match(p, len, name)) {
-                    want[(size_t)h * m->n_layer + l] = true;
+                    want[(size_t)h * m->max_layers + l] = true;
                     matched = true;
                 }
         if (!matched) {
@@ -121,9 +146,10 @@ int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
     return LT_OK;
 }
 
-static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_t n) {
+static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_t n, int32_t n_src) {
     const lt_model *m = s->model;
     switch (dim) {
+    case LT_DIM_SRC_POS: return n_src;
     case LT_DIM_POS: return n;
     case LT_DIM_KEY_POS: return n_past + n;
     case LT_DIM_HEAD: return m->n_head;
@@ -136,20 +162,22 @@ static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_
     return 0;
 }
 
-/* The shape of a hook for a pass of n positions after n_past; false on overflow. */
-static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_t n,
+/* The shape of a hook for a pass of n positions after n_past, with a source of n_src
+ * positions; false on overflow. */
+static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_t n, int32_t n_src,
                        int32_t shape[LT_MAX_DIMS], size_t *numel) {
     const lt_hook_def *h = &s->model->hooks[hook];
     *numel = 1;
     for (int32_t i = 0; i < h->ndim; i++) {
-        shape[i] = dim_value(s, h->dims[i], n_past, n);
+        shape[i] = dim_value(s, h->dims[i], n_past, n, n_src);
         if (!lt_mul_size(*numel, (size_t)shape[i], numel)) return false;
     }
     return true;
 }
 
-/* Size every buffer a pass of n positions needs; on failure nothing observable changes. */
-static int32_t prepare_pass(lt_session *s, int32_t n) {
+/* Size every buffer a pass of n positions (a decoder pass, or an encoder pass over a source of
+ * n_src = n positions) needs; on failure nothing observable changes. */
+static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_src) {
     const lt_model *m = s->model;
     if (n > s->scratch_rows) {
         /* x, xn, z, tmp: d_model each; qkv: 3 d_model; h: d_mlp */
@@ -177,8 +205,8 @@ static int32_t prepare_pass(lt_session *s, int32_t n) {
     size_t numel;
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
-            if (!slot(s, h, l)->wanted) continue;
-            if (!hook_shape(s, h, s->n_past, n, shape, &numel))
+            if (!slot(s, h, l)->wanted || m->hooks[h].stage != stage) continue;
+            if (!hook_shape(s, h, s->n_past, n, n_src, shape, &numel))
                 return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
             total += (uint64_t)numel * sizeof(float);
         }
@@ -190,8 +218,8 @@ static int32_t prepare_pass(lt_session *s, int32_t n) {
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);
-            if (!c->wanted) continue;
-            hook_shape(s, h, s->n_past, n, shape, &numel);
+            if (!c->wanted || m->hooks[h].stage != stage) continue;
+            hook_shape(s, h, s->n_past, n, n_src, shape, &numel);
             if (numel > c->cap) {
                 float *p = realloc(c->data, (numel ? numel : 1) * sizeof(float));
                 if (!p)
@@ -216,16 +244,19 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
         memcpy(dst + (size_t)t * width, src + (size_t)t * stride + col, (size_t)width * sizeof(float));
 }
 
+static bool all_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
 /* After a pass over n positions: which of the numbers it produced is not finite (the final
  * residual stream of every position, the last logits, and every captured logit), or NULL. */
 static const char *first_non_finite(const lt_session *s, int32_t n) {
     const lt_model *m = s->model;
-    const size_t rows = (size_t)n * m->d_model;
-    for (size_t i = 0; i < rows; i++)
-        if (!isfinite(s->x[i])) return "the residual stream";
-    for (int32_t i = 0; i < m->n_vocab; i++)
-        if (!isfinite(s->logits[i])) return "a logit";
-    const lt_capture_slot *c = slot(s, LT_H_LOGITS, 0);
+    if (!all_finite(s->x, (size_t)n * m->d_model)) return "the residual stream";
+    if (!all_finite(s->logits, (size_t)m->n_vocab)) return "a logit";
+    const lt_capture_slot *c = slot(s, m->hook_logits, 0);
     if (c->wanted)
         for (size_t i = 0; i < (size_t)n * m->n_vocab; i++)
             if (!isfinite(c->data[i])) return "a logit";
@@ -245,17 +276,21 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
         return lt_fail(LT_ERR_OUT_OF_RANGE,
                        "%d more tokens do not fit: the session holds %d of the model's %d-token "
                        "context", (int)n, (int)s->n_past, (int)m->n_ctx);
-    int32_t rc = prepare_pass(s, n);
+    if (is_encoder_decoder(m) && !s->n_src)
+        return lt_fail(LT_ERR_STATE, "this is an encoder-decoder model: encode a source sentence before "
+                                     "running the decoder");
+    int32_t rc = prepare_pass(s, n, LT_STAGE_PASS, s->n_src);
     if (rc) return rc;
-    invalidate_captures(s);
+    invalidate_captures(s, false);
     /* keep the last logits: a pass whose numbers overflow is undone (see below) */
-    memcpy(s->sample_probs, s->logits, (size_t)m->n_vocab * sizeof(float));
-    lt_gpt2_forward(s, ids, n);
+    memcpy(s->logits_backup, s->logits, (size_t)m->n_vocab * sizeof(float));
+    if (is_encoder_decoder(m)) lt_transformer_decode(s, ids, n);
+    else lt_gpt2_forward(s, ids, n);
     const char *bad = first_non_finite(s, n);
     if (bad) {
         /* finite but enormous weights can overflow f32: refuse rather than show garbage. Only
          * KV rows past n_past were written, so the session is as it was. */
-        memcpy(s->logits, s->sample_probs, (size_t)m->n_vocab * sizeof(float));
+        memcpy(s->logits, s->logits_backup, (size_t)m->n_vocab * sizeof(float));
         return lt_fail(LT_ERR_FORMAT,
                        "the model's activations overflowed (%s is not a finite number): its "
                        "weights are too large to compute with", bad);
@@ -264,14 +299,71 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);
             size_t numel;
+            if (m->hooks[h].stage != LT_STAGE_PASS) continue;
             c->valid = c->wanted;
             c->ndim = m->hooks[h].ndim;
-            hook_shape(s, h, s->n_past, n, c->shape, &numel);
+            hook_shape(s, h, s->n_past, n, s->n_src, c->shape, &numel);
         }
     memcpy(s->tokens + s->n_past, ids, (size_t)n * sizeof *ids);
     s->n_past += n;
     return LT_OK;
 }
+
+int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
+    if (!s || !ids || n < 1)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "encode: no session, or no source tokens");
+    const lt_model *m = s->model;
+    if (!is_encoder_decoder(m))
+        return lt_fail(LT_ERR_STATE, "encode: this model has no encoder (it is decoder-only)");
+    if (n > m->n_ctx)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "the source has %d tokens, more than the model's maximum length of %d",
+                       (int)n, (int)m->n_ctx);
+    int32_t n_valid = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= m->n_src_vocab)
+            return lt_fail(LT_ERR_OUT_OF_RANGE,
+                           "source token id %d (at index %d) is outside the source vocabulary [0, %d)",
+                           (int)ids[i], (int)i, (int)m->n_src_vocab);
+        n_valid += ids[i] != m->pad_id;
+    }
+    if (!n_valid) return lt_fail(LT_ERR_INVALID_ARGUMENT, "encode: every source token is padding");
+    int32_t rc = prepare_pass(s, n, LT_STAGE_ENCODE, n);
+    if (rc) return rc;
+    /* a new source starts a new target: the old decoder state means nothing any more */
+    s->n_past = 0;
+    invalidate_captures(s, true);
+    for (int32_t i = 0; i < n; i++) {
+        s->src_tokens[i] = ids[i];
+        s->src_valid[i] = ids[i] != m->pad_id;
+    }
+    lt_transformer_encode(s, n);
+    const size_t rows = (size_t)n * m->d_model;
+    bool finite = all_finite(s->x, rows);
+    for (int32_t l = 0; l < m->n_layer && finite; l++) {
+        const size_t at = (size_t)l * m->n_ctx * m->d_model;
+        finite = all_finite(s->cross_k + at, rows) && all_finite(s->cross_v + at, rows);
+    }
+    if (!finite) {
+        s->n_src = 0;
+        invalidate_captures(s, true);
+        return lt_fail(LT_ERR_FORMAT, "the encoder's activations overflowed (not finite numbers): the "
+                                      "model's weights are too large to compute with; the session holds no source");
+    }
+    s->n_src = n;
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            lt_capture_slot *c = slot(s, h, l);
+            size_t numel;
+            if (m->hooks[h].stage != LT_STAGE_ENCODE) continue;
+            c->valid = c->wanted;
+            c->ndim = m->hooks[h].ndim;
+            hook_shape(s, h, 0, 0, n, c->shape, &numel);
+        }
+    return LT_OK;
+}
+
+int32_t lt_session_n_src(const lt_session *s) { return s ? s->n_src : 0; }
+const int32_t *lt_session_src_tokens(const lt_session *s) { return s ? s->src_tokens : NULL; }
 
 int32_t lt_session_step(lt_session *s, int32_t id) { return lt_session_forward(s, &id, 1); }
 
@@ -296,7 +388,7 @@ int32_t lt_session_rewind(lt_session *s, int32_t pos) {
 void lt_session_reset(lt_session *s) {
     if (!s) return;
     s->n_past = 0;
-    invalidate_captures(s);
+    invalidate_captures(s, false);
 }
 
 int32_t lt_session_n_past(const lt_session *s) { return s ? s->n_past : 0; }

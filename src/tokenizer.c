@@ -8,7 +8,13 @@
  * raw bytes, so encode and decode never see that mapping.
  *
  * Character tokenizer: every code point is one token, looked up in the vocabulary, with an
- * unknown token for the rest. */
+ * unknown token for the rest.
+ *
+ * Word tokenizer (a Hugging Face WordLevel model with a WhitespaceSplit pre-tokenizer): text is
+ * split at white space, and, when the normalizer asks for it (BertNormalizer's
+ * handle_chinese_chars), around every CJK ideograph, so that 我爱 and "i love" both become two
+ * words; each word is looked up whole, with an unknown token for the rest. Decoding joins words
+ * with single spaces, as Hugging Face does. */
 #include "internal.h"
 #include "unicode_tables.h"
 
@@ -19,7 +25,7 @@
 #define CACHE_MAX_BYTES (8u << 20) /* the pre-token cache is dropped when it grows past this */
 #define MAX_CACHED_PRETOKEN 256    /* longer pre-tokens are rare: not worth caching */
 
-typedef enum { KIND_BPE, KIND_CHAR } tok_kind;
+typedef enum { KIND_BPE, KIND_CHAR, KIND_WORD } tok_kind;
 
 /* ---------------------------------------------------------------- hash tables */
 
@@ -72,7 +78,8 @@ struct lt_tokenizer {
     id_map vocab;
     int32_t byte_id[256];   /* BPE: the token of each single byte */
     pair_map merges;
-    int32_t unk_id;         /* character tokenizer: -1 if none */
+    int32_t unk_id;         /* character and word tokenizers: -1 if none */
+    bool split_cjk;         /* word tokenizer: every CJK ideograph is a word of its own */
     int32_t *specials;      /* ids of special tokens, longest first */
     int32_t n_specials;
     bpe_cache cache;
@@ -197,6 +204,14 @@ static int classify(int32_t cp) {
     if (in_ranges(lt_unicode_number, lt_unicode_number_count, (uint32_t)cp)) return CLS_NUMBER;
     if (in_ranges(lt_unicode_space, lt_unicode_space_count, (uint32_t)cp)) return CLS_SPACE;
     return CLS_OTHER;
+}
+
+/* CJK ideographs, the ranges BERT's tokenizer puts spaces around (handle_chinese_chars). */
+static bool is_cjk(int32_t cp) {
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+           (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+           (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
 static int class_at(const uint8_t *s, size_t n, size_t i, size_t *len) {
@@ -520,7 +535,32 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
         }
         t = tok_new(KIND_BPE);
     } else if (strcmp(kind, "WordLevel") == 0) {
-        t = tok_new(KIND_CHAR);
+        /* without a pre-tokenizer every character is a word; WhitespaceSplit makes words */
+        const lt_json *pre = lt_json_get(root, "pre_tokenizer");
+        const lt_json *pre_type = lt_json_get(pre, "type");
+        const lt_json *norm = lt_json_get(root, "normalizer");
+        bool words = pre_type && pre_type->type == LT_JSON_STRING && strcmp(pre_type->string, "WhitespaceSplit") == 0;
+        if (pre && pre->type != LT_JSON_NULL && !words) {
+            rc = lt_fail(LT_ERR_UNSUPPORTED, "%s: a WordLevel pre_tokenizer must be WhitespaceSplit (or none)", what);
+            goto done;
+        }
+        bool cjk = false;
+        if (norm && norm->type != LT_JSON_NULL) {
+            const lt_json *nt = lt_json_get(norm, "type"), *lower = lt_json_get(norm, "lowercase"),
+                          *chinese = lt_json_get(norm, "handle_chinese_chars"),
+                          *accents = lt_json_get(norm, "strip_accents");
+            if (!words || !nt || nt->type != LT_JSON_STRING || strcmp(nt->string, "BertNormalizer") != 0 ||
+                !lower || lower->type != LT_JSON_BOOL || lower->boolean ||
+                (accents && accents->type == LT_JSON_BOOL && accents->boolean)) {
+                rc = lt_fail(LT_ERR_UNSUPPORTED,
+                             "%s: the only normalizer lantern runs is a BertNormalizer with lowercase and "
+                             "strip_accents false, before a WhitespaceSplit pre_tokenizer", what);
+                goto done;
+            }
+            cjk = chinese && chinese->type == LT_JSON_BOOL && chinese->boolean;
+        }
+        t = tok_new(words ? KIND_WORD : KIND_CHAR);
+        if (t) t->split_cjk = cjk;
     } else {
         rc = lt_fail(model ? LT_ERR_UNSUPPORTED : LT_ERR_FORMAT,
                      "%s: model type \"%.32s\" is not supported (BPE or WordLevel)", what, kind);
@@ -575,7 +615,7 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
                 goto done;
             }
         }
-        rc = finish_chars(t);
+        rc = t->kind == KIND_CHAR ? finish_chars(t) : finish_specials(t);
     }
 done:
     lt_json_free(root);
@@ -608,7 +648,10 @@ void lt_tokenizer_free(lt_tokenizer *t) {
 }
 
 int32_t lt_tokenizer_n_vocab(const lt_tokenizer *t) { return t ? t->n_vocab : 0; }
-const char *lt_tokenizer_kind(const lt_tokenizer *t) { return !t ? "" : t->kind == KIND_BPE ? "bpe" : "char"; }
+const char *lt_tokenizer_kind(const lt_tokenizer *t) {
+    static const char *const names[] = {[KIND_BPE] = "bpe", [KIND_CHAR] = "char", [KIND_WORD] = "word"};
+    return t ? names[t->kind] : "";
+}
 
 int32_t lt_tokenizer_token_id(const lt_tokenizer *t, const char *token) {
     if (!t || !token) return -1;
@@ -797,7 +840,57 @@ offsets:
 }
 
 /* Encode text without special tokens, from byte `base` of the caller's text. */
+/* Look up one piece of text (a character or a word), falling back to the unknown token. */
+static int32_t emit_piece(lt_tokenizer *t, const uint8_t *s, size_t len, bool valid, size_t at) {
+    int32_t id = valid ? map_find(t, s, len) : -1;
+    if (id >= 0 && t->is_special[id]) id = -1;
+    if (id < 0) id = t->unk_id;
+    if (id < 0) {
+        int32_t cp;
+        utf8_next(s, len, &cp);
+        if (!valid)
+            return lt_fail(LT_ERR_OUT_OF_RANGE, "byte 0x%02X at offset %zu is not valid UTF-8 and "
+                           "the vocabulary has no unknown token", s[0], at);
+        if (t->kind == KIND_WORD)
+            return lt_fail(LT_ERR_OUT_OF_RANGE, "the word \"%.*s\" at byte %zu is not in the vocabulary, "
+                           "which has no unknown token", (int)(len > 60 ? 60 : len), (const char *)s, at);
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "character U+%04X at byte %zu is not in the vocabulary, "
+                       "which has no unknown token", (unsigned)cp, at);
+    }
+    return emit(t, id, at, at + len) ? LT_OK : tok_fail_oom();
+}
+
+/* Word tokenizer: split at white space (and around CJK ideographs), look up each word. */
+static int32_t encode_words(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
+    size_t start = 0;
+    bool in_word = false, valid = true;
+    for (size_t i = 0; i <= n;) {
+        int32_t cp = ' ';
+        size_t len = 1;
+        if (i < n) len = utf8_next(s + i, n - i, &cp);
+        bool space = i == n || (cp >= 0 && classify(cp) == CLS_SPACE);
+        bool alone = !space && t->split_cjk && is_cjk(cp);
+        if ((space || alone) && in_word) {
+            int32_t rc = emit_piece(t, s + start, i - start, valid, base + start);
+            if (rc) return rc;
+            in_word = false;
+        }
+        if (alone) {
+            int32_t rc = emit_piece(t, s + i, len, true, base + i);
+            if (rc) return rc;
+        } else if (!space && !in_word) {
+            in_word = true;
+            valid = true;
+            start = i;
+        }
+        if (cp < 0) valid = false;
+        i += len;
+    }
+    return LT_OK;
+}
+
 static int32_t encode_plain(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
+    if (t->kind == KIND_WORD) return encode_words(t, s, n, base);
     for (size_t i = 0; i < n;) {
         if (t->kind == KIND_BPE) {
             size_t len = pretoken_len(s, n, i);
@@ -806,17 +899,8 @@ static int32_t encode_plain(lt_tokenizer *t, const uint8_t *s, size_t n, size_t 
         } else {
             int32_t cp;
             size_t len = utf8_next(s + i, n - i, &cp);
-            int32_t id = cp < 0 ? -1 : map_find(t, s + i, len);
-            if (id >= 0 && t->is_special[id]) id = -1;
-            if (id < 0) id = t->unk_id;
-            if (id < 0) {
-                if (cp < 0)
-                    return lt_fail(LT_ERR_OUT_OF_RANGE, "byte 0x%02X at offset %zu is not valid UTF-8 and "
-                                   "the vocabulary has no unknown token", s[i], base + i);
-                return lt_fail(LT_ERR_OUT_OF_RANGE, "character U+%04X at byte %zu is not in the vocabulary, "
-                               "which has no unknown token", (unsigned)cp, base + i);
-            }
-            if (!emit(t, id, base + i, base + i + len)) return tok_fail_oom();
+            int32_t rc = emit_piece(t, s + i, len, cp >= 0, base + i);
+            if (rc) return rc;
             i += len;
         }
     }
@@ -881,7 +965,9 @@ int32_t lt_tokenizer_decode(lt_tokenizer *t, const int32_t *ids, int32_t n, cons
     t->out_bytes_len = 0;
     if (!put_bytes(t, "", 0)) return tok_fail_oom();
     for (int32_t i = 0; i < n; i++)
-        if (!put_bytes(t, t->token[ids[i]], t->token_len[ids[i]])) return tok_fail_oom();
+        if ((t->kind == KIND_WORD && i > 0 && !put_bytes(t, " ", 1)) ||
+            !put_bytes(t, t->token[ids[i]], t->token_len[ids[i]]))
+            return tok_fail_oom();
     *bytes = t->out_bytes;
     *len = t->out_bytes_len;
     return LT_OK;

@@ -92,3 +92,11 @@ EXPORT const char *ltw_tokenizer_token_display(lt_tokenizer *t, int32_t id) {
     lt_tokenizer_token_display(t, id, &text);
     return text;
 }
+
+/* meta: [data pointer, ndim, shape[0..3]] as int32. */
+EXPORT int32_t ltw_model_tensor(lt_model *m, const char *name, int32_t *meta) {
+    const float *data = NULL;
+    int32_t rc = lt_model_tensor(m, name, &data, meta + 2, &meta[1]);
+    meta[0] = (int32_t)(uintptr_t)data;
+    return rc;
+}

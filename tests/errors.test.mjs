@@ -192,3 +192,36 @@ test('captures beyond the session limit are refused before the pass runs', () =>
   assert.equal(compareArrays(s.tensor('logits').data, sliceRows(golden.tensors.get('logits'), 0, 1).data), null);
   model.free();
 });
+
+test('encoder-decoder configs and weights that do not fit each other', () => {
+  const ed = readFixture('transformer-odd');
+  const edConfig = JSON.parse(ed.config);
+  const fails = (files, pattern, code) => {
+    assert.throws(() => L.loadModel({ ...ed, ...files }), (e) => {
+      assert.ok(e instanceof LanternError, `not a LanternError: ${e}`);
+      assert.match(e.message, pattern);
+      if (code) assert.equal(e.code, code);
+      return true;
+    });
+    assertStillWorks();
+  };
+  const cfg = (changes) => ({ config: JSON.stringify({ ...edConfig, ...changes }) });
+  fails(cfg({ model_type: 'bart' }), /model_type "bart" is not supported.*"transformer"/, 3);
+  fails(cfg({ n_encoder_layers: undefined }), /missing "n_encoder_layers"/, 2);
+  fails(cfg({ n_encoder_layers: 4 }), /missing tensor 'encoder\.layers\.3\.self_attn\.in_proj_weight'/, 2);
+  fails(cfg({ d_ff: 51 }), /'encoder\.layers\.0\.linear1\.weight' has shape \[50, 30\] but the config needs \[51, 30\]/, 2);
+  fails(cfg({ n_head: 4 }), /d_model \(30\) is not a multiple of n_head \(4\)/, 2);
+  fails(cfg({ share_embeddings: true }), /share_embeddings needs src_vocab_size \(37\) equal to tgt_vocab_size \(29\)/, 2);
+  fails(cfg({ activation: 'swish' }), /"activation" is "swish"; lantern runs relu or gelu/, 3);
+  fails(cfg({ positions: 'rotary' }), /"positions" is "rotary"; lantern runs sinusoidal or learned/, 3);
+  fails(cfg({ norm_first: 'yes' }), /"norm_first" must be true or false/, 2);
+  fails(cfg({ pad_token_id: 37 }), /"pad_token_id" must be a token id in \[0, 37\)/, 2);
+  fails(cfg({ eos_token_id: -1 }), /"eos_token_id" must be a token id in \[0, 29\)/, 2);
+  fails(cfg({ d_model: 2 ** 24, n_head: 1 }), /model too large: its weights need [\d.]+ GB in f32/, 4);
+  fails({ weights: rewriteHeader(ed.weights, (h) => { h['decoder.layers.1.multihead_attn.in_proj_weight'].dtype = 'I16'; }) },
+    /'decoder\.layers\.1\.multihead_attn\.in_proj_weight' has dtype I16/, 2);
+  // tensors a configuration does not use are ignored, as for GPT-2 checkpoints
+  const tied = L.loadModel({ ...ed, ...cfg({ tie_output: true }) });
+  assert.equal(tied.info.tied_embeddings, true);
+  tied.free();
+});

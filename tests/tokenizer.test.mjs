@@ -193,3 +193,55 @@ test('hostile text stays linear: long runs of one class', () => {
   const small = 'ab'.repeat(500);
   assert.deepEqual(Array.from(gpt2.encode(small)), peer.encode(small));
 });
+
+/** A WordLevel tokenizer.json as Hugging Face writes it: white-space split, CJK ideographs alone. */
+function wordTokenizer({ normalizer, preTokenizer = { type: 'WhitespaceSplit' } } = {}) {
+  const words = ['<pad>', '<s>', '</s>', '<unk>', '我', '爱', '机', '器', '学', '习', 'i', 'love', 'machine',
+    'learning', '?', "'s", '吗', '？'];
+  return JSON.stringify({
+    version: '1.0',
+    added_tokens: words.slice(0, 4).map((content, id) => ({ id, content, special: true })),
+    normalizer: normalizer === undefined
+      ? { type: 'BertNormalizer', clean_text: false, handle_chinese_chars: true, strip_accents: false, lowercase: false }
+      : normalizer,
+    pre_tokenizer: preTokenizer,
+    model: { type: 'WordLevel', vocab: Object.fromEntries(words.map((w, i) => [w, i])), unk_token: '<unk>' },
+  });
+}
+
+test('the word tokenizer: words at white space, each CJK ideograph alone, decode joins with spaces', () => {
+  const tok = L.loadTokenizer({ tokenizerJson: wordTokenizer() });
+  assert.equal(tok.kind, 'word');
+  assert.deepEqual(Array.from(tok.encode('我爱机器学习')), [4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(Array.from(tok.encode('  i love\tmachine\nlearning ? ')), [10, 11, 12, 13, 14]);
+  assert.deepEqual(Array.from(tok.encode('i爱learning')), [10, 5, 13], 'ideographs split words apart');
+  assert.deepEqual(Array.from(tok.encode("lei 's cat 我吗？")), [3, 15, 3, 4, 16, 17], 'unknown words become <unk>');
+  assert.deepEqual(Array.from(tok.encode('</s> i')), [3, 10], 'special tokens only when asked for');
+  assert.deepEqual(Array.from(tok.encode('</s> i', { special: true })), [2, 10]);
+  assert.equal(tok.decode([10, 11, 12, 13, 14]), 'i love machine learning ?');
+  assert.equal(tok.decode([4, 5]), '我 爱', 'Hugging Face joins WordLevel tokens with spaces too');
+  const { tokens } = tok.encodeWithOffsets('i 爱 love');
+  assert.deepEqual(tokens.map((t) => [t.text, t.start, t.end]), [['i', 0, 1], ['爱', 2, 3], ['love', 4, 8]]);
+  assert.deepEqual(Array.from(tok.encode(new Uint8Array([0x69, 0x20, 0xff, 0x6c]))), [10, 3], 'invalid UTF-8 is unknown');
+  tok.free();
+
+  const plain = L.loadTokenizer({ tokenizerJson: wordTokenizer({ normalizer: null }) });
+  assert.deepEqual(Array.from(plain.encode('i 我爱')), [10, 3], 'without handle_chinese_chars 我爱 is one (unknown) word');
+  plain.free();
+  const chars = L.loadTokenizer({ tokenizerJson: wordTokenizer({ normalizer: null, preTokenizer: null }) });
+  assert.equal(chars.kind, 'char', 'WordLevel without a pre-tokenizer stays one token per character');
+  chars.free();
+  assert.throws(() => L.loadTokenizer({
+    tokenizerJson: wordTokenizer({ normalizer: { type: 'BertNormalizer', handle_chinese_chars: true, lowercase: true } }),
+  }), (e) => e.code === 3 && /BertNormalizer with lowercase and\s+strip_accents false/.test(e.message));
+  assert.throws(() => L.loadTokenizer({ tokenizerJson: wordTokenizer({ preTokenizer: { type: 'Whitespace' } }) }),
+    (e) => e.code === 3 && /must be WhitespaceSplit/.test(e.message));
+  const noUnk = JSON.parse(wordTokenizer());
+  delete noUnk.model.unk_token;
+  delete noUnk.model.vocab['<unk>'];
+  noUnk.added_tokens.pop();
+  const strict = L.loadTokenizer({ tokenizerJson: JSON.stringify(noUnk) });
+  assert.throws(() => strict.encode('i hate'), (e) => e.code === 5 && /the word "hate" at byte 2/.test(e.message));
+  assert.deepEqual(Array.from(strict.encode('i love')), [10, 11], 'still usable after the error');
+  strict.free();
+});

@@ -8,6 +8,10 @@
 //   session.probs({ temperature: 0.8, topK: 40 });         // Float32Array [n_vocab]
 //   session.tensor('blocks.0.attn.hook_pattern');          // { name, shape, data }
 //
+// Encoder-decoder models (model.info.family === 'transformer') encode a source first:
+//   session.encode(sourceIds);                              // encoder + cross-attention K/V
+//   session.step(model.info.bos_token_id);                  // then decode as above
+//
 // Every array handed back is a copy: wasm memory may grow (and detach views) on the next call.
 // Engine failures throw LanternError with the engine's message; the session stays usable.
 
@@ -182,7 +186,7 @@ class Tokenizer {
     this.lantern = lantern;
     this.handle = handle;
     const w = lantern.wasm;
-    /** "bpe" or "char" */
+    /** "bpe", "char" or "word" */
     this.kind = lantern.readString(w.lt_tokenizer_kind(handle));
     this.nVocab = w.lt_tokenizer_n_vocab(handle);
   }
@@ -291,6 +295,21 @@ class Model {
 
   get nVocab() { return this.info.n_vocab; }
   get nCtx() { return this.info.n_ctx; }
+  /** True for the encoder-decoder family: sessions need encode() before decoding. */
+  get isEncoderDecoder() { return this.info.family === 'transformer'; }
+
+  /** A tensor of the model itself (see info.model_tensors), e.g. 'encoder.W_pos': { name, shape, data }. */
+  tensor(name) {
+    const L = this.lantern;
+    const h = this.live();
+    const meta = L.alloc(6 * 4);
+    try {
+      L.check(L.withString(name, (p) => L.wasm.ltw_model_tensor(h, p, meta)));
+      return readTensor(L, meta, name);
+    } finally {
+      L.wasm.free(meta);
+    }
+  }
 
   live() {
     if (!this.handle) throw new LanternError('this model has been freed', 6);
@@ -320,6 +339,23 @@ class Model {
     this.lantern.wasm.lt_model_free(this.handle);
     this.handle = 0;
   }
+}
+
+/** Copy the tensor a [data pointer, ndim, shape...] record describes. */
+function readTensor(L, meta, name) {
+  const m = new Int32Array(L.wasm.memory.buffer, meta, 6);
+  const shape = Array.from(m.subarray(2, 2 + m[1]));
+  const size = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(L.wasm.memory.buffer, m[0] >>> 0, size).slice();
+  return { name, shape, data };
+}
+
+function checkIds(list, what, nVocab) {
+  for (const id of list) {
+    checkInteger(id, 'token id');
+    if (id < -(2 ** 31) || id >= 2 ** 31) throw new LanternError(`${what} id ${id} is outside the vocabulary [0, ${nVocab})`, 5);
+  }
+  return new Uint8Array(Int32Array.from(list).buffer);
 }
 
 function splitSeed(seed) {
@@ -363,18 +399,44 @@ class Session {
   /** Append tokens in one batched pass (prefill). */
   forward(ids) {
     const h = this.live();
-    const list = Array.from(ids, (id) => checkInteger(id, 'token id'));
+    const list = Array.from(ids);
     if (list.length === 0) throw new LanternError('forward needs at least one token');
-    for (const id of list) {
-      if (id < -(2 ** 31) || id >= 2 ** 31) throw new LanternError(`token id ${id} is outside the vocabulary [0, ${this.model.nVocab})`, 5);
-    }
-    const bytes = new Uint8Array(Int32Array.from(list).buffer);
+    const bytes = checkIds(list, 'token', this.model.nVocab);
     const ptr = this.lantern.copyIn(bytes);
     try {
       this.lantern.check(this.lantern.wasm.lt_session_forward(h, ptr, list.length));
     } finally {
       this.lantern.wasm.free(ptr);
     }
+  }
+
+  /**
+   * Encoder-decoder models: run the encoder over source ids (padding = the model's
+   * pad_token_id, masked) and start a new target. Decode afterwards with step()/forward().
+   */
+  encode(ids) {
+    const h = this.live();
+    const list = Array.from(ids);
+    if (list.length === 0) throw new LanternError('encode needs at least one source token');
+    const bytes = checkIds(list, 'source token', this.model.info.n_src_vocab ?? this.model.nVocab);
+    const ptr = this.lantern.copyIn(bytes);
+    try {
+      this.lantern.check(this.lantern.wasm.lt_session_encode(h, ptr, list.length));
+    } finally {
+      this.lantern.wasm.free(ptr);
+    }
+  }
+
+  /** Number of encoded source tokens (0: none yet, or a decoder-only model). */
+  get sourceLength() {
+    return this.lantern.wasm.lt_session_n_src(this.live());
+  }
+
+  /** The encoded source's token ids. */
+  sourceTokens() {
+    const n = this.sourceLength;
+    const ptr = this.lantern.wasm.lt_session_src_tokens(this.live()) >>> 0;
+    return n ? new Int32Array(this.lantern.wasm.memory.buffer, ptr, n).slice() : new Int32Array(0);
   }
 
   /** Append one token using the KV cache. */
@@ -441,11 +503,7 @@ class Session {
     const meta = this.lantern.alloc(6 * 4);
     try {
       this.lantern.check(this.lantern.withString(name, (p) => this.lantern.wasm.ltw_session_tensor(h, p, meta)));
-      const m = new Int32Array(this.lantern.wasm.memory.buffer, meta, 6);
-      const shape = Array.from(m.subarray(2, 2 + m[1]));
-      const size = shape.reduce((a, b) => a * b, 1);
-      const data = new Float32Array(this.lantern.wasm.memory.buffer, m[0] >>> 0, size).slice();
-      return { name, shape, data };
+      return readTensor(this.lantern, meta, name);
     } finally {
       this.lantern.wasm.free(meta);
     }

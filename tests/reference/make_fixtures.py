@@ -13,6 +13,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpt2_ref  # noqa: E402
+import transformer_ref  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "..", "weights"))
 import bpe  # noqa: E402
@@ -176,10 +177,140 @@ def write_fixture(name, spec):
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 
+# ---------------------------------------------------------------------------- encoder-decoder
+
+# name: architecture, storage, source (with and without padding) and teacher-forced target
+TRANSFORMER_FIXTURES = {
+    # the original: post-LN, sinusoidal positions, ReLU, one embedding for source, target and
+    # output, embeddings scaled by sqrt(d_model), pad id 0
+    "transformer-tiny": dict(d_model=32, n_head=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2,
+                             max_len=16, src_vocab=40, tgt_vocab=40, norm_first=False,
+                             activation="relu", positions="sinusoidal", share_embeddings=True,
+                             tie_output=True, scale_embedding=True, final_norm=False, pad=0,
+                             dtype=torch.float32, seed=11, src_len=7, pad_to=12, tgt_len=9),
+    # awkward sizes so every SIMD tail runs: d_model 30 in 3 heads of 10, d_ff 50; pre-LN with
+    # final norms, learned positions, exact GELU, separate vocabularies and an untied output
+    # with a bias; F16 storage; a 1-token source padded to the full length of 11
+    "transformer-odd": dict(d_model=30, n_head=3, d_ff=50, n_encoder_layers=3, n_decoder_layers=2,
+                            max_len=11, src_vocab=37, tgt_vocab=29, norm_first=True, activation="gelu",
+                            positions="learned", share_embeddings=False, tie_output=False,
+                            scale_embedding=False, final_norm=True, pad=1, dtype=torch.float16,
+                            seed=12, src_len=1, pad_to=11, tgt_len=11),
+}
+
+
+def transformer_weights(spec):
+    g = torch.Generator().manual_seed(spec["seed"])
+    d, f, C = spec["d_model"], spec["d_ff"], spec["max_len"]
+
+    def normal(*shape, std):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * std
+
+    def mha(p):
+        return {p + "in_proj_weight": normal(3 * d, d, std=1.5 / d ** 0.5), p + "in_proj_bias": normal(3 * d, std=0.1),
+                p + "out_proj.weight": normal(d, d, std=1 / d ** 0.5), p + "out_proj.bias": normal(d, std=0.1)}
+
+    def norm(p):
+        return {p + "weight": 1 + normal(d, std=0.2), p + "bias": normal(d, std=0.1)}
+
+    def ffn(p):
+        return {p + "linear1.weight": normal(f, d, std=1 / d ** 0.5), p + "linear1.bias": normal(f, std=0.1),
+                p + "linear2.weight": normal(d, f, std=1 / f ** 0.5), p + "linear2.bias": normal(d, std=0.1)}
+
+    scale = 1 / d ** 0.5 if spec["scale_embedding"] else 1.0
+    w = {"src_embed.weight": normal(spec["src_vocab"], d, std=scale)}
+    if not spec["share_embeddings"]:
+        w["tgt_embed.weight"] = normal(spec["tgt_vocab"], d, std=scale)
+    if spec["positions"] == "learned":
+        w["src_pos_embed.weight"] = normal(C, d, std=0.3)
+        w["tgt_pos_embed.weight"] = normal(C, d, std=0.3)
+    if not spec["tie_output"]:
+        w["generator.weight"] = normal(spec["tgt_vocab"], d, std=0.5)
+        w["generator.bias"] = normal(spec["tgt_vocab"], std=0.1)
+    for l in range(spec["n_encoder_layers"]):
+        p = f"encoder.layers.{l}."
+        w.update(mha(p + "self_attn."), **norm(p + "norm1."), **norm(p + "norm2."), **ffn(p))
+    for l in range(spec["n_decoder_layers"]):
+        p = f"decoder.layers.{l}."
+        w.update(mha(p + "self_attn."), **mha(p + "multihead_attn."), **norm(p + "norm1."), **norm(p + "norm2."),
+                 **norm(p + "norm3."), **ffn(p))
+    if spec["final_norm"]:
+        w.update(norm("encoder.norm."), **norm("decoder.norm."))
+    pad = spec["pad"]
+    src = [t for t in torch.randint(0, spec["src_vocab"], (4 * spec["src_len"],), generator=g).tolist() if t != pad]
+    tgt = [t for t in torch.randint(0, spec["tgt_vocab"], (spec["tgt_len"],), generator=g).tolist()]
+    return w, src[:spec["src_len"]], tgt
+
+
+def check_against_torch_nn(cfg, w, src, tgt, hooks):
+    """The twin agrees with torch.nn's own Transformer layers (float64) on the same weights."""
+    d, H = cfg["d_model"], cfg["n_head"]
+    act = cfg["activation"]
+    enc_layers, dec_layers = [], []
+    for kind, n, out in (("encoder", cfg["n_encoder_layers"], enc_layers), ("decoder", cfg["n_decoder_layers"], dec_layers)):
+        for l in range(n):
+            cls = torch.nn.TransformerEncoderLayer if kind == "encoder" else torch.nn.TransformerDecoderLayer
+            layer = cls(d, H, cfg["d_ff"], 0.0, activation=act, batch_first=True, norm_first=cfg["norm_first"],
+                        layer_norm_eps=cfg["layer_norm_eps"]).double().eval()
+            prefix = f"{kind}.layers.{l}."
+            layer.load_state_dict({k[len(prefix):]: v for k, v in w.items() if k.startswith(prefix)})
+            out.append(layer)
+    pad = torch.tensor([[t == cfg["pad_token_id"] for t in src]])
+    x = hooks["encoder.hook_embed"] + hooks["encoder.hook_pos_embed"]
+    with torch.no_grad():
+        x = x[None]
+        for layer in enc_layers:
+            x = layer(x, src_key_padding_mask=pad)
+        if cfg["final_norm"]:
+            x = torch.nn.functional.layer_norm(x, (d,), w["encoder.norm.weight"], w["encoder.norm.bias"], cfg["layer_norm_eps"])
+        memory = x
+        T = len(tgt)
+        causal = torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), diagonal=1)
+        y = (hooks["decoder.hook_embed"] + hooks["decoder.hook_pos_embed"])[None]
+        for layer in dec_layers:
+            y = layer(y, memory, tgt_mask=causal, memory_key_padding_mask=pad)
+    valid = ~pad[0]
+    last_enc = "encoder.ln_final.hook_normalized" if cfg["final_norm"] else \
+        f"encoder.blocks.{cfg['n_encoder_layers'] - 1}.hook_resid_post"
+    err_enc = (memory[0][valid] - hooks[last_enc][valid]).abs().max().item()
+    err_dec = (y[0] - hooks[f"decoder.blocks.{cfg['n_decoder_layers'] - 1}.hook_resid_post"]).abs().max().item()
+    assert err_enc < 1e-9 and err_dec < 1e-9, f"twin and torch.nn disagree: {err_enc} {err_dec}"
+
+
+def write_transformer_fixture(name, spec):
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    w, src, tgt = transformer_weights(spec)
+    cfg = {"model_type": "transformer", "d_model": spec["d_model"], "n_head": spec["n_head"], "d_ff": spec["d_ff"],
+           "n_encoder_layers": spec["n_encoder_layers"], "n_decoder_layers": spec["n_decoder_layers"],
+           "max_len": spec["max_len"], "src_vocab_size": spec["src_vocab"], "tgt_vocab_size": spec["tgt_vocab"],
+           "norm_first": spec["norm_first"], "activation": spec["activation"], "positions": spec["positions"],
+           "share_embeddings": spec["share_embeddings"], "tie_output": spec["tie_output"],
+           "scale_embedding": spec["scale_embedding"], "final_norm": spec["final_norm"], "layer_norm_eps": 1e-5,
+           "pad_token_id": spec["pad"], "bos_token_id": tgt[0], "eos_token_id": spec["tgt_vocab"] - 1}
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+    safetensors_io.save(os.path.join(folder, "model.safetensors"), {k: v.to(spec["dtype"]) for k, v in w.items()},
+                        {"format": "pt", "note": "random weights: a lantern test fixture"})
+    cfg_back, w_back = transformer_ref.load_model(folder)
+    padded = src + [spec["pad"]] * (spec["pad_to"] - len(src))
+    for suffix, source in (("", src), ("-padded", padded)):
+        hooks = transformer_ref.run(cfg_back, w_back, source, tgt)
+        check_against_torch_nn(cfg_back, w_back, source, tgt, hooks)
+        safetensors_io.save(os.path.join(folder, f"golden{suffix}.safetensors"),
+                            {k: v.to(torch.float32) for k, v in hooks.items()},
+                            {"src": json.dumps(source), "tgt": json.dumps(tgt)})
+    print(f"{name}: {sum(t.numel() for t in w.values())} parameters, source {src} (padded to {len(padded)}), "
+          f"target {tgt}")
+
+
 def main():
     torch.set_num_threads(1)
     for name, spec in FIXTURES.items():
         write_fixture(name, spec)
+    for name, spec in TRANSFORMER_FIXTURES.items():
+        write_transformer_fixture(name, spec)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,120 @@
+/* Reading weights out of a safetensors file into a model's arena, shared by the model families.
+ * A family's loader runs twice: a counting pass (arena NULL) that checks every tensor's name,
+ * dtype and shape and adds up the floats, then, once the arena is allocated, the real pass. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int32_t lt_cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    if (!v || v->type == LT_JSON_NULL) {
+        if (fallback < 0) return lt_fail(LT_ERR_FORMAT, "config.json: missing \"%s\"", key);
+        *out = fallback;
+        return LT_OK;
+    }
+    if (v->type != LT_JSON_NUMBER || v->number != floor(v->number) || v->number < 1 ||
+        v->number > LT_MAX_CONFIG_DIM)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be an integer from 1 to %d", key,
+                       LT_MAX_CONFIG_DIM);
+    *out = (int32_t)v->number;
+    return LT_OK;
+}
+
+int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    if (!v || v->type == LT_JSON_NULL) {
+        *out = fallback;
+        return LT_OK;
+    }
+    if (v->type != LT_JSON_BOOL) return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be true or false", key);
+    *out = v->boolean;
+    return LT_OK;
+}
+
+/* The tensor `name` (or, failing that, prefix + name), checked against `shape`. */
+static int32_t find(lt_loader *L, const char *name, int32_t rank, const size_t shape[2],
+                    const lt_st_tensor **out) {
+    const lt_st_tensor *t = lt_st_find(L->st, name);
+    if (!t && L->prefix) {
+        char prefixed[160];
+        snprintf(prefixed, sizeof prefixed, "%s%s", L->prefix, name);
+        t = lt_st_find(L->st, prefixed);
+    }
+    if (!t) return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor '%s'", name);
+    if (t->dtype == LT_DT_OTHER)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' has dtype %s; lantern reads F32, F16 or BF16",
+                       t->name, t->dtype_name);
+    bool ok = t->rank == rank && t->shape[0] == shape[0] && (rank == 1 || t->shape[1] == shape[1]);
+    if (!ok) {
+        char got[96] = "[";
+        for (int32_t i = 0; i < t->rank && strlen(got) < 64; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", i ? ", " : "",
+                     (unsigned long long)t->shape[i]);
+        strcat(got, "]");
+        if (rank == 2)
+            return lt_fail(LT_ERR_FORMAT,
+                           "model.safetensors: tensor '%s' has shape %s but the config needs [%zu, %zu]",
+                           t->name, got, shape[0], shape[1]);
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: tensor '%s' has shape %s but the config needs [%zu]",
+                       t->name, got, shape[0]);
+    }
+    *out = t;
+    return LT_OK;
+}
+
+static int32_t check_finite(const float *x, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", name);
+    return LT_OK;
+}
+
+static void note_dtype(lt_loader *L, const lt_st_tensor *t) {
+    if (!L->dtype) L->dtype = t->dtype_name;
+    else if (strcmp(L->dtype, t->dtype_name)) L->dtype = "mixed";
+}
+
+float *lt_loader_alloc(lt_loader *L, size_t n) {
+    float *p = L->next;
+    L->count += n;
+    if (p) L->next += n;
+    return p;
+}
+
+int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float **out) {
+    const size_t shape[2] = {rows, cols};
+    const lt_st_tensor *t;
+    int32_t rc = find(L, name, cols ? 2 : 1, shape, &t);
+    if (rc) return rc;
+    float *dst = lt_loader_alloc(L, t->numel);
+    *out = dst;
+    if (!dst) return LT_OK;
+    lt_st_to_f32(dst, t);
+    note_dtype(L, t);
+    return check_finite(dst, t->numel, t->name);
+}
+
+int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
+                       size_t n_rows, float **out) {
+    const size_t shape[2] = {out_dim, in_dim};
+    const lt_st_tensor *t;
+    int32_t rc = find(L, name, 2, shape, &t);
+    if (rc) return rc;
+    float *dst = lt_loader_alloc(L, n_rows * in_dim);
+    *out = dst;
+    if (!dst) return LT_OK;
+    float *tmp = malloc((t->numel ? t->numel : 1) * sizeof(float));
+    if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+    lt_st_to_f32(tmp, t);
+    note_dtype(L, t);
+    rc = check_finite(tmp, t->numel, t->name);
+    for (size_t r = 0; r < n_rows && !rc; r++)
+        for (size_t c = 0; c < in_dim; c++) dst[c * n_rows + r] = tmp[(row0 + r) * in_dim + c];
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,431 @@
+/* The encoder-decoder family ("transformer"): the architecture of "Attention Is All You Need".
+ *
+ * The encoder runs once per source: self-attention (every source token sees every other, padded
+ * ones excepted) and a feed-forward network, each wrapped in Add & Norm. The decoder runs one
+ * target token at a time like a GPT: masked self-attention over the target so far (with a KV
+ * cache), then cross-attention whose queries come from the decoder and whose keys and values
+ * were computed once from the encoder output, then the FFN. The output projection gives logits
+ * over the target vocabulary.
+ *
+ * Weights use the tensor names of torch.nn.Transformer's layers (encoder.layers.{i}.self_attn.
+ * in_proj_weight ...), documented with the config keys in README.md. Built from the kernels the
+ * GPT-2 family uses (kernels/). */
+#include "engine.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int32_t cfg_string(const lt_json *cfg, const char *key, const char *fallback,
+                          const char *const *allowed, int32_t n_allowed, int32_t *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    const char *s = fallback;
+    if (v && v->type != LT_JSON_NULL) {
+        if (v->type != LT_JSON_STRING) return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be a string", key);
+        s = v->string;
+    }
+    for (int32_t i = 0; i < n_allowed; i++)
+        if (!strcmp(s, allowed[i])) {
+            *out = i;
+            return LT_OK;
+        }
+    return lt_fail(LT_ERR_UNSUPPORTED, "config.json: \"%s\" is \"%.40s\"; lantern runs %s or %s", key, s,
+                   allowed[0], allowed[1]);
+}
+
+/* A token id of the config (pad, bos, eos): absent is -1. */
+static int32_t cfg_token(const lt_json *cfg, const char *key, int32_t n_vocab, int32_t *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    *out = -1;
+    if (!v || v->type == LT_JSON_NULL) return LT_OK;
+    if (v->type != LT_JSON_NUMBER || v->number != floor(v->number) || v->number < 0 || v->number >= n_vocab)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be a token id in [0, %d)", key, n_vocab);
+    *out = (int32_t)v->number;
+    return LT_OK;
+}
+
+static int32_t parse_config(lt_model *m, const lt_json *cfg) {
+    int32_t rc, act, pos;
+    bool tie, scale;
+    static const char *const acts[] = {"relu", "gelu"}, *const kinds[] = {"sinusoidal", "learned"};
+    if ((rc = lt_cfg_int(cfg, "d_model", -1, &m->d_model)) || (rc = lt_cfg_int(cfg, "n_head", -1, &m->n_head)) ||
+        (rc = lt_cfg_int(cfg, "d_ff", -1, &m->d_mlp)) ||
+        (rc = lt_cfg_int(cfg, "n_encoder_layers", -1, &m->n_enc_layer)) ||
+        (rc = lt_cfg_int(cfg, "n_decoder_layers", -1, &m->n_layer)) ||
+        (rc = lt_cfg_int(cfg, "max_len", -1, &m->n_ctx)) ||
+        (rc = lt_cfg_int(cfg, "src_vocab_size", -1, &m->n_src_vocab)) ||
+        (rc = lt_cfg_int(cfg, "tgt_vocab_size", -1, &m->n_vocab)) ||
+        (rc = lt_cfg_bool(cfg, "norm_first", false, &m->pre_ln)) ||
+        (rc = lt_cfg_bool(cfg, "final_norm", m->pre_ln, &m->final_norm)) ||
+        (rc = lt_cfg_bool(cfg, "share_embeddings", false, &m->shared_embed)) ||
+        (rc = lt_cfg_bool(cfg, "tie_output", true, &tie)) ||
+        (rc = lt_cfg_bool(cfg, "scale_embedding", true, &scale)) ||
+        (rc = cfg_string(cfg, "activation", "relu", acts, 2, &act)) ||
+        (rc = cfg_string(cfg, "positions", "sinusoidal", kinds, 2, &pos)) ||
+        (rc = cfg_token(cfg, "pad_token_id", m->n_src_vocab, &m->pad_id)) ||
+        (rc = cfg_token(cfg, "bos_token_id", m->n_vocab, &m->bos_id)) ||
+        (rc = cfg_token(cfg, "eos_token_id", m->n_vocab, &m->eos_id)))
+        return rc;
+    if (m->d_model % m->n_head)
+        return lt_fail(LT_ERR_FORMAT, "config.json: d_model (%d) is not a multiple of n_head (%d)", m->d_model,
+                       m->n_head);
+    if (m->shared_embed && m->n_src_vocab != m->n_vocab)
+        return lt_fail(LT_ERR_FORMAT,
+                       "config.json: share_embeddings needs src_vocab_size (%d) equal to tgt_vocab_size (%d)",
+                       m->n_src_vocab, m->n_vocab);
+    m->d_head = m->d_model / m->n_head;
+    m->act = act == 0 ? LT_ACT_RELU : LT_ACT_GELU_ERF;
+    m->act_name = act == 0 ? "relu" : "gelu";
+    m->sinusoidal = pos == 0;
+    m->tied = tie;
+    m->embed_scale = scale ? sqrtf((float)m->d_model) : 1.0f;
+    const lt_json *eps = lt_json_get(cfg, "layer_norm_eps");
+    m->ln_eps = 1e-5f;
+    if (eps) {
+        if (eps->type != LT_JSON_NUMBER || !(eps->number > 0) || eps->number > 1)
+            return lt_fail(LT_ERR_FORMAT, "config.json: \"layer_norm_eps\" must be in (0, 1]");
+        m->ln_eps = (float)eps->number;
+    }
+    return LT_OK;
+}
+
+static int32_t take_ln(lt_loader *L, const char *prefix, size_t d, lt_ln *out) {
+    char name[160];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    int32_t rc = lt_take(L, name, d, 0, &out->w);
+    if (rc) return rc;
+    snprintf(name, sizeof name, "%s.bias", prefix);
+    return lt_take(L, name, d, 0, &out->b);
+}
+
+/* nn.MultiheadAttention: in_proj_weight [3d, d] (q | k | v rows), out_proj [d, d]. */
+static int32_t take_mha(lt_loader *L, const char *prefix, size_t d, lt_mha *a) {
+    char w[160], b[160], ow[160], ob[160];
+    snprintf(w, sizeof w, "%s.in_proj_weight", prefix);
+    snprintf(b, sizeof b, "%s.in_proj_bias", prefix);
+    snprintf(ow, sizeof ow, "%s.out_proj.weight", prefix);
+    snprintf(ob, sizeof ob, "%s.out_proj.bias", prefix);
+    float *bias;
+    int32_t rc;
+    if ((rc = lt_take_linear(L, w, 3 * d, d, 0, d, &a->q_w)) ||
+        (rc = lt_take_linear(L, w, 3 * d, d, d, 2 * d, &a->kv_w)) || (rc = lt_take(L, b, 3 * d, 0, &bias)) ||
+        (rc = lt_take_linear(L, ow, d, d, 0, d, &a->out_w)) || (rc = lt_take(L, ob, d, 0, &a->out_b)))
+        return rc;
+    a->q_b = bias;
+    a->kv_b = bias ? bias + d : NULL;
+    return LT_OK;
+}
+
+static int32_t take_ffn(lt_loader *L, const char *prefix, size_t d, size_t f, lt_ffn *out) {
+    char name[160];
+    int32_t rc;
+    snprintf(name, sizeof name, "%s.linear1.weight", prefix);
+    if ((rc = lt_take_linear(L, name, f, d, 0, f, &out->fc_w))) return rc;
+    snprintf(name, sizeof name, "%s.linear1.bias", prefix);
+    if ((rc = lt_take(L, name, f, 0, &out->fc_b))) return rc;
+    snprintf(name, sizeof name, "%s.linear2.weight", prefix);
+    if ((rc = lt_take_linear(L, name, d, f, 0, d, &out->proj_w))) return rc;
+    snprintf(name, sizeof name, "%s.linear2.bias", prefix);
+    return lt_take(L, name, d, 0, &out->proj_b);
+}
+
+/* PE(pos, 2i) = sin(pos / 10000^(2i / d)), PE(pos, 2i + 1) = cos(the same angle). */
+static void fill_sinusoids(float *pe, int32_t n, int32_t d) {
+    for (int32_t pos = 0; pos < n; pos++)
+        for (int32_t i = 0; i < d; i += 2) {
+            double angle = pos / pow(10000.0, (double)i / d);
+            pe[(size_t)pos * d + i] = (float)sin(angle);
+            if (i + 1 < d) pe[(size_t)pos * d + i + 1] = (float)cos(angle);
+        }
+}
+
+/* Every tensor, in one pass of the loader (counting or writing). */
+static int32_t take_all(lt_model *m, lt_loader *L) {
+    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, ctx = (size_t)m->n_ctx;
+    char prefix[96];
+    int32_t rc;
+    if ((rc = lt_take(L, "src_embed.weight", (size_t)m->n_src_vocab, d, &m->src_embed))) return rc;
+    m->tgt_embed = m->src_embed;
+    if (!m->shared_embed && (rc = lt_take(L, "tgt_embed.weight", (size_t)m->n_vocab, d, &m->tgt_embed)))
+        return rc;
+    if (m->sinusoidal) {
+        m->src_pos = m->tgt_pos = lt_loader_alloc(L, ctx * d);
+        if (m->src_pos) fill_sinusoids(m->src_pos, m->n_ctx, m->d_model);
+    } else if ((rc = lt_take(L, "src_pos_embed.weight", ctx, d, &m->src_pos)) ||
+               (rc = lt_take(L, "tgt_pos_embed.weight", ctx, d, &m->tgt_pos))) {
+        return rc;
+    }
+    m->unembed = m->tgt_embed;
+    m->unembed_b = NULL;
+    if (!m->tied) {
+        if ((rc = lt_take(L, "generator.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
+        if (lt_st_find(L->st, "generator.bias") &&
+            (rc = lt_take(L, "generator.bias", (size_t)m->n_vocab, 0, &m->unembed_b)))
+            return rc;
+    }
+    for (int32_t l = 0; l < m->n_enc_layer; l++) {
+        lt_enc_layer *y = &m->enc[l];
+        snprintf(prefix, sizeof prefix, "encoder.layers.%d.self_attn", (int)l);
+        if ((rc = take_mha(L, prefix, d, &y->attn))) return rc;
+        snprintf(prefix, sizeof prefix, "encoder.layers.%d.norm1", (int)l);
+        if ((rc = take_ln(L, prefix, d, &y->ln1))) return rc;
+        snprintf(prefix, sizeof prefix, "encoder.layers.%d.norm2", (int)l);
+        if ((rc = take_ln(L, prefix, d, &y->ln2))) return rc;
+        snprintf(prefix, sizeof prefix, "encoder.layers.%d", (int)l);
+        if ((rc = take_ffn(L, prefix, d, f, &y->ffn))) return rc;
+    }
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_dec_layer *y = &m->dec[l];
+        struct { const char *part; lt_ln *ln; } norms[] = {{"norm1", &y->ln1}, {"norm2", &y->ln2}, {"norm3", &y->ln3}};
+        snprintf(prefix, sizeof prefix, "decoder.layers.%d.self_attn", (int)l);
+        if ((rc = take_mha(L, prefix, d, &y->attn))) return rc;
+        snprintf(prefix, sizeof prefix, "decoder.layers.%d.multihead_attn", (int)l);
+        if ((rc = take_mha(L, prefix, d, &y->cross))) return rc;
+        for (int i = 0; i < 3; i++) {
+            snprintf(prefix, sizeof prefix, "decoder.layers.%d.%s", (int)l, norms[i].part);
+            if ((rc = take_ln(L, prefix, d, norms[i].ln))) return rc;
+        }
+        snprintf(prefix, sizeof prefix, "decoder.layers.%d", (int)l);
+        if ((rc = take_ffn(L, prefix, d, f, &y->ffn))) return rc;
+    }
+    if (m->final_norm &&
+        ((rc = take_ln(L, "encoder.norm", d, &m->enc_norm)) || (rc = take_ln(L, "decoder.norm", d, &m->dec_norm))))
+        return rc;
+    return LT_OK;
+}
+
+int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
+                            const lt_model_params *params) {
+    int32_t rc = parse_config(m, cfg);
+    if (rc) return rc;
+    /* estimate in double first so that even absurd configs get a size in the message */
+    const double dd = m->d_model, df = m->d_mlp;
+    const double estimate =
+        4.0 * (m->n_enc_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
+               m->n_layer * (8 * dd * dd + 2 * dd * df + 15 * dd + df) +
+               (double)(m->n_src_vocab + m->n_vocab) * dd + 2.0 * m->n_vocab + 2.0 * m->n_ctx * dd + 4 * dd);
+    if (estimate > (double)params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY,
+                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB allowed",
+                       estimate / 1e9, (double)params->max_weight_bytes / 1e9);
+    m->enc = calloc((size_t)m->n_enc_layer, sizeof *m->enc);
+    m->dec = calloc((size_t)m->n_layer, sizeof *m->dec);
+    if (!m->enc || !m->dec) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    lt_loader L = {.st = st};
+    if ((rc = take_all(m, &L))) return rc; /* counting: checks every name, dtype and shape */
+    size_t bytes;
+    if (!lt_mul_size(L.count, sizeof(float), &bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
+    m->arena = malloc(bytes ? bytes : 1);
+    if (!m->arena) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
+                                  (double)bytes / 1e9);
+    lt_loader W = {.st = st, .next = m->arena};
+    if ((rc = take_all(m, &W))) return rc;
+    m->n_params = W.count - (m->sinusoidal ? (size_t)m->n_ctx * m->d_model : 0);
+    m->weights_dtype = W.dtype;
+    m->hooks = lt_transformer_hooks;
+    m->n_hooks = LT_T_COUNT;
+    m->hook_logits = LT_T_LOGITS;
+    m->max_layers = m->n_layer > m->n_enc_layer ? m->n_layer : m->n_enc_layer;
+    for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
+    m->hook_present[LT_T_ENC_LN_FINAL] = m->hook_present[LT_T_DEC_LN_FINAL] = m->final_norm;
+    return LT_OK;
+}
+
+/* ---------------------------------------------------------------- passes */
+
+static void activate(const lt_model *m, float *x, int64_t n) {
+    if (m->act == LT_ACT_RELU) lt_k_relu(x, n);
+    else lt_k_gelu_erf(x, n);
+}
+
+/* The hooks one sublayer writes (the encoder's, the decoder's self- or cross-attention). */
+typedef struct {
+    int32_t q, k, v, scores, pattern, z; /* attention sublayers */
+    int32_t pre, post;                   /* FFN sublayers: hidden layer before and after the activation */
+    int32_t out, ln, resid;              /* every sublayer: its output, its norm, the stream after it */
+} sub_hooks;
+
+#define NONE -1
+static const sub_hooks ENC_ATTN = {LT_T_ENC_Q, LT_T_ENC_K, LT_T_ENC_V, LT_T_ENC_SCORES, LT_T_ENC_PATTERN,
+                                   LT_T_ENC_Z, NONE, NONE, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1, LT_T_ENC_RESID_MID};
+static const sub_hooks DEC_ATTN = {LT_T_DEC_Q, LT_T_DEC_K, LT_T_DEC_V, LT_T_DEC_SCORES, LT_T_DEC_PATTERN,
+                                   LT_T_DEC_Z, NONE, NONE, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1, LT_T_DEC_RESID_MID};
+/* the cross-attention keys and values are captured by lt_transformer_encode */
+static const sub_hooks CROSS_ATTN = {LT_T_CROSS_Q, NONE, NONE, LT_T_CROSS_SCORES, LT_T_CROSS_PATTERN,
+                                     LT_T_CROSS_Z, NONE, NONE, LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2};
+static const sub_hooks ENC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_ENC_MLP_PRE, LT_T_ENC_MLP_POST,
+                                  LT_T_ENC_MLP_OUT, LT_T_ENC_LN2, LT_T_ENC_RESID_POST};
+static const sub_hooks DEC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_DEC_MLP_PRE, LT_T_DEC_MLP_POST,
+                                  LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST};
+
+/* Where to write a hook, or NULL (not captured, or not a hook of this sublayer). */
+static float *target(lt_session *s, int32_t hook, int32_t l) { return hook >= 0 ? lt_capture(s, hook, l) : NULL; }
+
+static void capture(lt_session *s, int32_t hook, int32_t l, const float *src, int32_t n, int32_t stride,
+                    int32_t col, int32_t width) {
+    if (hook >= 0) lt_capture_rows(s, hook, l, src, n, stride, col, width);
+}
+
+/* Add & Norm, first half: the input the sublayer reads (pre-LN normalises it into xn). */
+static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = s->model;
+    if (!m->pre_ln) return s->x;
+    lt_k_layernorm(s->xn, s->x, ln->w, ln->b, n, m->d_model, m->ln_eps);
+    capture(s, hk->ln, l, s->xn, n, m->d_model, 0, m->d_model);
+    return s->xn;
+}
+
+/* Add & Norm, second half: x += out (pre-LN), or x = LN(x + out) (post-LN). */
+static void sublayer_out(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    capture(s, hk->out, l, s->tmp, n, d, 0, d);
+    lt_k_add(s->x, s->tmp, (int64_t)n * d);
+    if (!m->pre_ln) {
+        lt_k_layernorm(s->x, s->x, ln->w, ln->b, n, d, m->ln_eps);
+        capture(s, hk->ln, l, s->x, n, d, 0, d);
+    }
+    capture(s, hk->resid, l, s->x, n, d, 0, d);
+}
+
+/* The attention core shared by all three attentions: q [n, q_stride] against k and v rows,
+ * then the output projection into s->tmp. */
+static void attend(lt_session *s, const lt_mha *a, const sub_hooks *hk, int32_t l, const float *q,
+                   const float *k, const float *v, const lt_attn_dims *ad) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    lt_k_attention(s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad, s->att_row);
+    capture(s, hk->z, l, s->z, ad->n_q, d, 0, d);
+    lt_k_matmul(s->tmp, s->z, a->out_w, a->out_b, ad->n_q, d, d);
+}
+
+/* Self-attention of n rows, keys and values from `kc`/`vc` rows [0, n_kv) after writing the new
+ * rows at p0 (the decoder's cache) or straight from the projection (the encoder). */
+static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, const sub_hooks *hk, int32_t l,
+                           int32_t n, float *kc, float *vc, int32_t p0, bool causal) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    const float *in = sublayer_in(s, ln, hk, l, n);
+    float *q = s->qkv, *kv = s->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
+    lt_k_matmul(q, in, a->q_w, a->q_b, n, d, d);
+    lt_k_matmul(kv, in, a->kv_w, a->kv_b, n, d, 2 * d);
+    capture(s, hk->q, l, q, n, d, 0, d);
+    capture(s, hk->k, l, kv, n, 2 * d, 0, d);
+    capture(s, hk->v, l, kv, n, 2 * d, d, d);
+    lt_attn_dims ad = {.n_q = n, .n_head = m->n_head, .d_head = m->d_head, .q_stride = d, .out_stride = d,
+                       .scale = 1.0f / sqrtf((float)m->d_head)};
+    if (kc) { /* decoder: append to the cache, attend causally over everything so far */
+        for (int32_t t = 0; t < n; t++) {
+            memcpy(kc + (size_t)(p0 + t) * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
+            memcpy(vc + (size_t)(p0 + t) * d, kv + (size_t)t * 2 * d + d, (size_t)d * sizeof(float));
+        }
+        ad.n_kv = p0 + n;
+        ad.kv_stride = d;
+        ad.causal = causal;
+        ad.q_offset = p0;
+        attend(s, a, hk, l, q, kc, vc, &ad);
+    } else { /* encoder: every source position, padding masked */
+        ad.n_kv = n;
+        ad.kv_stride = 2 * d;
+        ad.key_valid = s->src_valid;
+        attend(s, a, hk, l, q, kv, kv + d, &ad);
+    }
+    sublayer_out(s, ln, hk, l, n);
+}
+
+static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, dm = m->d_mlp;
+    const float *in = sublayer_in(s, ln, hk, l, n);
+    lt_k_matmul(s->h, in, f->fc_w, f->fc_b, n, d, dm);
+    capture(s, hk->pre, l, s->h, n, dm, 0, dm);
+    activate(m, s->h, (int64_t)n * dm);
+    capture(s, hk->post, l, s->h, n, dm, 0, dm);
+    lt_k_matmul(s->tmp, s->h, f->proj_w, f->proj_b, n, dm, d);
+    sublayer_out(s, ln, hk, l, n);
+}
+
+/* x = embedding * scale + position, capturing both parts. */
+static void embed(lt_session *s, const float *table, const float *pos, const int32_t *ids, int32_t n,
+                  int32_t p0, int32_t hook_embed, int32_t hook_pos) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    float *cap_embed = lt_capture(s, hook_embed, 0), *cap_pos = lt_capture(s, hook_pos, 0);
+    for (int32_t t = 0; t < n; t++) {
+        const float *te = table + (size_t)ids[t] * d, *pe = pos + (size_t)(p0 + t) * d;
+        float *xr = s->x + (size_t)t * d;
+        for (int32_t i = 0; i < d; i++) xr[i] = te[i] * m->embed_scale;
+        if (cap_embed) memcpy(cap_embed + (size_t)t * d, xr, (size_t)d * sizeof(float));
+        for (int32_t i = 0; i < d; i++) xr[i] += pe[i];
+        if (cap_pos) memcpy(cap_pos + (size_t)t * d, pe, (size_t)d * sizeof(float));
+    }
+}
+
+void lt_transformer_encode(lt_session *s, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    embed(s, m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
+    for (int32_t l = 0; l < m->n_enc_layer; l++) {
+        const lt_enc_layer *y = &m->enc[l];
+        lt_capture_rows(s, LT_T_ENC_RESID_PRE, l, s->x, n, d, 0, d);
+        self_attention(s, &y->attn, &y->ln1, &ENC_ATTN, l, n, NULL, NULL, 0, false);
+        ffn(s, &y->ffn, &y->ln2, &ENC_FFN, l, n);
+    }
+    if (m->final_norm) {
+        lt_k_layernorm(s->x, s->x, m->enc_norm.w, m->enc_norm.b, n, d, m->ln_eps);
+        lt_capture_rows(s, LT_T_ENC_LN_FINAL, 0, s->x, n, d, 0, d);
+    }
+    /* the memory: every decoder layer's cross-attention keys and values, computed once */
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        const lt_mha *a = &m->dec[l].cross;
+        float *kv = s->qkv; /* [n, 2d] */
+        lt_k_matmul(kv, s->x, a->kv_w, a->kv_b, n, d, 2 * d);
+        float *kc = s->cross_k + (size_t)l * m->n_ctx * d, *vc = s->cross_v + (size_t)l * m->n_ctx * d;
+        for (int32_t t = 0; t < n; t++) {
+            memcpy(kc + (size_t)t * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
+            memcpy(vc + (size_t)t * d, kv + (size_t)t * 2 * d + d, (size_t)d * sizeof(float));
+        }
+        lt_capture_rows(s, LT_T_CROSS_K, l, kc, n, d, 0, d);
+        lt_capture_rows(s, LT_T_CROSS_V, l, vc, n, d, 0, d);
+    }
+}
+
+void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, p0 = s->n_past;
+    embed(s, m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
+    lt_attn_dims cross = {.n_q = n, .n_kv = s->n_src, .n_head = m->n_head, .d_head = m->d_head,
+                          .q_stride = d, .kv_stride = d, .out_stride = d,
+                          .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = s->src_valid};
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        const lt_dec_layer *y = &m->dec[l];
+        const size_t at = (size_t)l * m->n_ctx * d;
+        lt_capture_rows(s, LT_T_DEC_RESID_PRE, l, s->x, n, d, 0, d);
+        self_attention(s, &y->attn, &y->ln1, &DEC_ATTN, l, n, s->k_cache + at, s->v_cache + at, p0, true);
+        /* cross-attention: queries from the decoder, keys and values from the encoder output */
+        const float *in = sublayer_in(s, &y->ln2, &CROSS_ATTN, l, n);
+        lt_k_matmul(s->qkv, in, y->cross.q_w, y->cross.q_b, n, d, d);
+        lt_capture_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
+        attend(s, &y->cross, &CROSS_ATTN, l, s->qkv, s->cross_k + at, s->cross_v + at, &cross);
+        sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
+        ffn(s, &y->ffn, &y->ln3, &DEC_FFN, l, n);
+    }
+    /* the final norm and output projection run on every row only when those rows are captured */
+    float *cap_logits = lt_capture(s, LT_T_LOGITS, 0);
+    const bool all_rows = cap_logits || lt_capture(s, LT_T_DEC_LN_FINAL, 0);
+    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
+    float *xf = s->x + (size_t)first * d;
+    if (m->final_norm) {
+        lt_k_layernorm(xf, xf, m->dec_norm.w, m->dec_norm.b, rows, d, m->ln_eps);
+        lt_capture_rows(s, LT_T_DEC_LN_FINAL, 0, s->x, n, d, 0, d);
+    }
+    float *out = cap_logits ? cap_logits : s->logits;
+    lt_k_matmul_nt(out, xf, m->unembed, rows, d, m->n_vocab);
+    if (m->unembed_b)
+        for (int32_t r = 0; r < rows; r++) lt_k_add(out + (size_t)r * m->n_vocab, m->unembed_b, m->n_vocab);
+    if (cap_logits)
+        memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
+}

@@ -1,0 +1,171 @@
+"""The PyTorch twin of lantern's encoder-decoder ("transformer") family: loads the same
+config.json and model.safetensors and returns every hook lantern exposes, by name, computed in
+float64 from the stored weights. Written from the paper ("Attention Is All You Need") and the
+tensor layout of torch.nn.Transformer, independently of the C code; make_fixtures.py also checks
+it against torch.nn's own TransformerEncoderLayer and TransformerDecoderLayer.
+
+    /usr/bin/python3 tests/reference/transformer_ref.py MODEL_DIR "SRC IDS" "TGT IDS"
+"""
+import json
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+
+def load_model(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    tensors, _ = safetensors_io.load(os.path.join(folder, "model.safetensors"))
+    return cfg, {k: t.to(torch.float64) for k, t in tensors.items()}
+
+
+def sinusoids(n, d):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d))."""
+    pe = torch.zeros(n, d, dtype=torch.float64)
+    for pos in range(n):
+        for i in range(0, d, 2):
+            angle = pos / math.pow(10000.0, i / d)
+            pe[pos, i] = math.sin(angle)
+            if i + 1 < d:
+                pe[pos, i + 1] = math.cos(angle)
+    return pe
+
+
+def positions(cfg, w, side):
+    if cfg.get("positions", "sinusoidal") == "sinusoidal":
+        return sinusoids(cfg["max_len"], cfg["d_model"])
+    return w[f"{side}_pos_embed.weight"]
+
+
+ACTS = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
+
+
+def run(cfg, w, src, tgt, pad_id=None):
+    """Encode src and run the decoder over tgt (teacher forcing): {hook name: float64 tensor}.
+    Source positions holding pad_id (default: the config's pad_token_id) are masked as keys."""
+    d, H = cfg["d_model"], cfg["n_head"]
+    dh = d // H
+    eps = cfg.get("layer_norm_eps", 1e-5)
+    act = ACTS[cfg.get("activation", "relu")]
+    pre_ln = cfg.get("norm_first", False)
+    final_norm = cfg.get("final_norm", pre_ln)
+    scale = math.sqrt(d) if cfg.get("scale_embedding", True) else 1.0
+    if pad_id is None:
+        pad_id = cfg.get("pad_token_id")
+    S, T = len(src), len(tgt)
+    hooks = {}
+
+    def ln(x, name):
+        return torch.nn.functional.layer_norm(x, (d,), w[name + ".weight"], w[name + ".bias"], eps)
+
+    def linear(x, name):
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    def attention(b, hk, xq, xkv, name, mask, kv_hook=None):
+        """Multi-head attention; queries from xq, keys and values from xkv. mask [q, k] True = keep."""
+        wi, bi = w[name + ".in_proj_weight"], w[name + ".in_proj_bias"]
+        q = (xq @ wi[:d].T + bi[:d]).reshape(-1, H, dh)
+        k = (xkv @ wi[d:2 * d].T + bi[d:2 * d]).reshape(-1, H, dh)
+        v = (xkv @ wi[2 * d:].T + bi[2 * d:]).reshape(-1, H, dh)
+        hooks[b + hk + ".hook_q"] = q
+        hooks[(kv_hook or b + hk) + ".hook_k"] = k
+        hooks[(kv_hook or b + hk) + ".hook_v"] = v
+        scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(dh)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        hooks[b + hk + ".hook_attn_scores"] = scores
+        pattern = torch.softmax(scores, dim=-1)
+        hooks[b + hk + ".hook_pattern"] = pattern
+        z = torch.einsum("hqk,khc->qhc", pattern, v)
+        hooks[b + hk + ".hook_z"] = z
+        return linear(z.reshape(-1, d), name + ".out_proj")
+
+    def ffn(b, x, p):
+        pre = linear(x, p + "linear1")
+        hooks[b + "mlp.hook_pre"] = pre
+        post = act(pre)
+        hooks[b + "mlp.hook_post"] = post
+        out = linear(post, p + "linear2")
+        hooks[b + "hook_mlp_out"] = out
+        return out
+
+    def sublayer(b, x, norm, ln_hook, f, out_hook, resid_hook):
+        """Add & Norm around f: post-LN x = LN(x + f(x)); pre-LN x = x + f(LN(x))."""
+        if pre_ln:
+            xn = ln(x, norm)
+            hooks[b + ln_hook] = xn
+            out = f(xn)
+            hooks[b + out_hook] = out
+            x = x + out
+        else:
+            out = f(x)
+            hooks[b + out_hook] = out
+            x = ln(x + out, norm)
+            hooks[b + ln_hook] = x
+        hooks[b + resid_hook] = x
+        return x
+
+    src_embed = w["src_embed.weight"]
+    tgt_embed = w["src_embed.weight"] if cfg.get("share_embeddings", False) else w["tgt_embed.weight"]
+    valid = torch.tensor([i != pad_id for i in src]) if pad_id is not None else torch.ones(S, dtype=torch.bool)
+
+    # encoder
+    hooks["encoder.hook_embed"] = src_embed[torch.tensor(src)] * scale
+    hooks["encoder.hook_pos_embed"] = positions(cfg, w, "src")[:S]
+    x = hooks["encoder.hook_embed"] + hooks["encoder.hook_pos_embed"]
+    enc_mask = valid[None, :].expand(S, S)
+    for l in range(cfg["n_encoder_layers"]):
+        b, p = f"encoder.blocks.{l}.", f"encoder.layers.{l}."
+        hooks[b + "hook_resid_pre"] = x
+        x = sublayer(b, x, p + "norm1", "ln1.hook_normalized",
+                     lambda h: attention(b, "attn", h, h, p + "self_attn", enc_mask), "hook_attn_out", "hook_resid_mid")
+        x = sublayer(b, x, p + "norm2", "ln2.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
+                     "hook_resid_post")
+    if final_norm:
+        x = ln(x, "encoder.norm")
+        hooks["encoder.ln_final.hook_normalized"] = x
+    memory = x
+
+    # decoder
+    hooks["decoder.hook_embed"] = tgt_embed[torch.tensor(tgt)] * scale
+    hooks["decoder.hook_pos_embed"] = positions(cfg, w, "tgt")[:T]
+    x = hooks["decoder.hook_embed"] + hooks["decoder.hook_pos_embed"]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    cross_mask = valid[None, :].expand(T, S)
+    for l in range(cfg["n_decoder_layers"]):
+        b, p = f"decoder.blocks.{l}.", f"decoder.layers.{l}."
+        hooks[b + "hook_resid_pre"] = x
+        x = sublayer(b, x, p + "norm1", "ln1.hook_normalized",
+                     lambda h: attention(b, "attn", h, h, p + "self_attn", causal), "hook_attn_out", "hook_resid_mid")
+        x = sublayer(b, x, p + "norm2", "ln2.hook_normalized",
+                     lambda h: attention(b, "cross_attn", h, memory, p + "multihead_attn", cross_mask),
+                     "hook_cross_attn_out", "hook_resid_mid2")
+        x = sublayer(b, x, p + "norm3", "ln3.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
+                     "hook_resid_post")
+    if final_norm:
+        x = ln(x, "decoder.norm")
+        hooks["decoder.ln_final.hook_normalized"] = x
+    if cfg.get("tie_output", True):
+        logits = x @ tgt_embed.T
+    else:
+        logits = x @ w["generator.weight"].T
+        if "generator.bias" in w:
+            logits = logits + w["generator.bias"]
+    hooks["logits"] = logits
+    return hooks
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    cfg, w = load_model(sys.argv[1])
+    hooks = run(cfg, w, [int(a) for a in sys.argv[2].split()], [int(a) for a in sys.argv[3].split()])
+    print(hooks["logits"].argmax(-1).tolist())
+
+
+if __name__ == "__main__":
+    main()
