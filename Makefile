@@ -37,7 +37,7 @@ WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
-        deps-browser deps-torch deps-weights deps-fuzz weights fuzz test-fuzz clean
+        deps-browser deps-torch deps-weights deps-fuzz deps-bench weights fuzz test-fuzz clean
 
 all: wasm
 
@@ -69,19 +69,35 @@ test-native: build/test_engine deps-node
 test-node: web/lantern.wasm build/test_kernels.wasm build/lantern deps-node deps-browser
 	node --test tests/*.test.mjs
 
-# benchmarks print figures against a peer measured in the same run; never part of `make test`
-bench: web/lantern.wasm deps-node
+# benchmarks print figures against a peer measured in the same run; never part of `make test`.
+# The model bench makes its random GPT-2-small-shaped model and ONNX exports in build/bench/
+# (python3-torch) and runs onnxruntime-web installed there, outside the project's packages.
+ORT_WEB := onnxruntime-web@1.30.0
+bench: web/lantern.wasm build/bench_kernels.wasm deps-node deps-torch deps-bench
 	node --no-liftoff tests/bench/tokenizer.bench.mjs
+	node --no-liftoff tests/bench/model.bench.mjs
+
+deps-bench:
+	@test -d build/bench/node_modules/onnxruntime-web || \
+	  { mkdir -p build/bench && echo '{"private":true}' > build/bench/package.json && \
+	    npm install --prefix build/bench --no-save --no-audit --no-fund $(ORT_WEB); }
+
+build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c $(HEADERS) | deps-build
+	@mkdir -p build
+	$(EMCC) $(CFLAGS_COMMON) -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
+	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
+	  tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
 
 serve: web/lantern.wasm deps-node
 	node web/serve.mjs $(PORT)
 
 # the shipped models: data from Debian and npm packages (cached in build/data, not committed),
-# trained on the CPU; about 80 minutes in all on this machine kind. Needs the wasm build: the
-# script tokenizes and samples with lantern's own engine.
+# trained on the CPU; about 110 minutes in all on this machine kind (zh-en: 30). Needs the wasm
+# build: the scripts tokenize, sample and measure with lantern's own engine.
 WEIGHTS_ENV := MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_TOP_PAD_=268435456
 weights: web/lantern.wasm deps-node deps-torch deps-weights
 	$(WEIGHTS_ENV) $(PYTHON) weights/train.py induction austen poetry
+	$(WEIGHTS_ENV) $(PYTHON) weights/train_translate.py
 
 deps-weights:
 	@dpkg -s r-cran-janeaustenr opencc libopenblas0-openmp python3-matplotlib >/dev/null 2>&1 || \

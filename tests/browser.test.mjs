@@ -270,3 +270,122 @@ test('the example article embeds two live views', async () => {
   await page.screenshot({ path: `${SHOTS}embed-example.png`, fullPage: true });
   await page.close();
 });
+
+// ---------------------------------------------------------------- translate mode (weights/zh-en)
+
+const ZH_EN = fileURLToPath(new URL('../weights/zh-en/', import.meta.url));
+const finished = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true' &&
+  document.body.dataset.generating !== 'true' && !document.getElementById('translation').textContent.endsWith('…'),
+null, { timeout: 30000 });
+
+/** The engine under Node: greedy translation and every attention of the finished target. */
+function nodeTranslation(text) {
+  const zm = L.loadModel({ config: readFileSync(`${ZH_EN}config.json`), weights: readFileSync(`${ZH_EN}model.safetensors`) });
+  const zt = L.loadTokenizer({ tokenizerJson: readFileSync(`${ZH_EN}tokenizer.json`) });
+  const { bos_token_id: bos, eos_token_id: eos } = zm.info;
+  const s = zm.createSession({ capture: '*attn.hook_pattern' });
+  const src = [...zt.encode(text), eos];
+  s.encode(src);
+  const tgt = [bos];
+  for (;;) {
+    s.step(tgt.at(-1));
+    const id = s.sample({ temperature: 0 });
+    tgt.push(id);
+    if (id === eos || tgt.length >= zm.nCtx) break;
+  }
+  const full = zm.createSession({ capture: '*attn.hook_pattern' });
+  full.encode(src);
+  full.forward(tgt);
+  const out = { src, tgt, words: zt.decode(tgt.slice(1, -1)), session: full, model: zm, tok: zt };
+  s.free();
+  return out;
+}
+
+test('translate mode: the engine\'s greedy translation, its cross-attention and the other two attentions', async () => {
+  const text = '我昨天在图书馆看了一本书';
+  const { page, errors } = await openPage(`?model=zh-en&prompt=${encodeURIComponent(text)}&layer=1&head=0`);
+  await finished(page);
+  const want = nodeTranslation(text);
+  assert.equal(await page.textContent('#translation'), want.words);
+  assert.equal(want.words, 'i read a book in the library yesterday');
+  assert.equal(await page.textContent('#prompt-label'), 'Source sentence');
+  assert.deepEqual(await chips(page), [...text, '</s>']);
+  assert.deepEqual(await page.$$eval('#target-tokens .chip', (els) => els.map((e) => e.textContent)),
+    want.tgt.map((id) => want.tok.display(id)));
+  assert.match(await page.textContent('#model-name'), /encoder-decoder, 2 encoder and 2 decoder layers, 4 heads, d_model 128.*post-LayerNorm, sinusoidal/);
+  assert.equal(await page.inputValue('#temperature'), '0', 'translation decodes greedily by default');
+  assert.match(page.url(), new RegExp(`steps=${want.tgt.slice(1).join('%2C')}`));
+
+  // cross-attention: target rows x source columns, the engine's values
+  assert.equal(await page.inputValue('#attn-kind'), 'cross');
+  const cross = want.session.tensor('decoder.blocks.1.cross_attn.hook_pattern');
+  const [, T, S] = cross.shape;
+  assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(T));
+  assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(S));
+  for (const [i, j] of [[0, 0], [T - 2, 1], [4, 6], [T - 1, S - 1]]) {
+    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    assert.ok(Math.abs(value - cross.data[i * S + j]) < 1e-6, `cross cell ${i},${j}: ${value} vs ${cross.data[i * S + j]}`);
+  }
+  assert.match(await page.textContent('#legend'), /cross-attention, layer 1, head 0: rows are target positions/);
+  await page.screenshot({ path: `${SHOTS}translate.png`, fullPage: true });
+
+  // the encoder's self-attention: source x source, nothing masked
+  await page.selectOption('#attn-kind', 'encoder');
+  const enc = want.session.tensor('encoder.blocks.1.attn.hook_pattern');
+  assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(S));
+  const e = Number(await page.getAttribute('#attn-table td[data-i="2"][data-j="9"]', 'data-value'));
+  assert.ok(Math.abs(e - enc.data[2 * S + 9]) < 1e-6);
+  // the decoder's masked self-attention: target x target, the future masked
+  await page.selectOption('#attn-kind', 'decoder');
+  const dec = want.session.tensor('decoder.blocks.1.attn.hook_pattern');
+  assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(T));
+  const d = Number(await page.getAttribute('#attn-table td[data-i="5"][data-j="3"]', 'data-value'));
+  assert.ok(Math.abs(d - dec.data[5 * T + 3]) < 1e-6);
+  assert.equal(await page.getAttribute('#attn-table td[data-i="3"][data-j="5"]', 'data-value'), '0');
+  assert.match(page.url(), /attn=decoder/);
+
+  // the positional encodings: the sinusoid table itself
+  assert.equal(await page.getAttribute('#pe', 'data-rows'), String(want.model.info.n_ctx));
+  assert.equal(await page.getAttribute('#pe', 'data-cols'), String(want.model.info.d_model));
+  assert.match(await page.textContent('#pe-legend'), /PE\(pos, 2i\) = sin/);
+  assert.deepEqual(errors, []);
+  want.model.free();
+  want.tok.free();
+  await page.close();
+});
+
+test('translate mode: step back through the decoding, force another word, type a new source', async () => {
+  const text = '我请李雷帮我订了去北京的机票';
+  const { page, errors } = await openPage(`?model=zh-en&prompt=${encodeURIComponent(text)}`);
+  await finished(page);
+  assert.equal(await page.textContent('#translation'), 'i asked li lei to help me book a ticket to beijing');
+  // back to the third step: the table shows the engine's distribution for the fourth word
+  await page.click('#history li:nth-child(4) button');
+  await page.waitForFunction(() => document.querySelectorAll('#target-tokens .chip').length === 4);
+  const want = nodeTranslation(text);
+  const s = want.model.createSession();
+  s.encode(want.src);
+  s.forward(want.tgt.slice(0, 4));
+  const probs = s.probs({ temperature: 0 });
+  const best = [...probs.keys()].sort((a, b) => probs[b] - probs[a])[0];
+  const rows = await topRows(page);
+  assert.equal(rows[0][0], want.tok.display(best));
+  assert.equal(rows[0][0], 'lei');
+  // force a different word there: the decoder carries on from it
+  await page.selectOption('#attn-kind', 'cross');
+  const logits = s.logits();
+  assert.equal(rows[0][3], logits[best].toFixed(3));
+  s.free();
+  await page.click('#top tbody tr:nth-child(2)');
+  await page.waitForFunction(() => document.querySelectorAll('#target-tokens .chip').length === 5);
+  await page.click('#translate');
+  await finished(page);
+  assert.ok((await page.textContent('#translation')).startsWith('i asked '));
+  // a new source is translated from the start
+  await page.fill('#prompt', '你喜欢茶吗？');
+  await page.waitForFunction(() => document.getElementById('translation').textContent === 'do you like tea ?', null, { timeout: 30000 });
+  assert.deepEqual(errors, []);
+  want.model.free();
+  want.tok.free();
+  await page.close();
+});

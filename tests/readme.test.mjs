@@ -37,3 +37,17 @@ test('the README tensor table lists exactly the engine\'s names, dims and meanin
   assert.deepEqual(readme, engine);
   model.free();
 });
+
+test('the README encoder-decoder tensor table lists exactly the engine\'s names, dims and meanings', async () => {
+  const L = await lantern();
+  const model = L.loadModel(readFixture('transformer-odd')); // final norms: every hook exists
+  const engine = new Map();
+  for (const t of model.createSession().tensorList()) {
+    engine.set(t.name.replace(/blocks\.\d+\./, 'blocks.{l}.'), `${t.dims.join(', ')} | ${t.doc}`);
+  }
+  const section = README.split('## Encoder-decoder models')[1].split('\n## ')[0];
+  const rows = [...section.matchAll(/^\| `([^`]+)` \| ([^|]+) \| (.+) \|$/gm)];
+  const readme = new Map(rows.map(([, name, dims, doc]) => [name, `${dims.trim()} | ${doc.trim()}`]));
+  assert.deepEqual(readme, engine);
+  model.free();
+});

@@ -11,6 +11,8 @@ const MODELS = [
   { id: 'poetry', name: 'poetry: Tang poems, one character per token', base: '../weights/poetry/', prompt: '床前明月光，疑是地上霜。' },
   { id: 'induction', name: 'induction: two attention-only layers with an induction head', base: '../weights/induction/',
     prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
+  { id: 'zh-en', name: 'zh-en: the original encoder-decoder Transformer, Chinese to English', base: '../weights/zh-en/',
+    prompt: '我请李雷帮我订了去北京的机票', translator: true },
   { id: 'gpt2-tiny', name: 'gpt2-tiny: random weights, a test fixture', base: '../tests/fixtures/gpt2-tiny/',
     prompt: 'The query of one position is compared with the keys' },
 ];
@@ -28,7 +30,11 @@ const state = {
   stage: ['pattern', 'masked', 'scores'].includes(params.get('stage')) ? params.get('stage') : 'pattern',
   temperature: num('temperature', 1), topK: num('topk', 0), topP: num('topp', 1), seed: num('seed', 1),
   mean: params.get('mean') === '1', hideFirst: params.get('hidefirst') === '1',
+  // encoder-decoder models: which attention the panel shows
+  attn: ['cross', 'decoder', 'encoder'].includes(params.get('attn')) ? params.get('attn') : 'cross',
 };
+// a translation model decodes greedily unless the URL says otherwise
+const temperatureInUrl = params.has('temperature');
 const embed = params.get('embed') === '1';
 if (embed) document.body.classList.add('embed');
 
@@ -40,6 +46,7 @@ function saveUrl() {
   if (state.hist != null) p.set('hist', state.hist);
   for (const [k, v] of [['layer', state.layer], ['head', state.head], ['stage', state.stage], ['temperature', state.temperature],
     ['topk', state.topK], ['topp', state.topP], ['seed', state.seed]]) p.set(k, v);
+  if (translating()) p.set('attn', state.attn);
   if (state.mean) p.set('mean', '1');
   if (state.hideFirst) p.set('hidefirst', '1');
   if (embed) p.set('embed', '1');
@@ -55,6 +62,7 @@ function syncControls() {
   $('stage').value = state.stage;
   $('mean').checked = state.mean;
   $('hidefirst').checked = state.hideFirst;
+  $('attn-kind').value = state.attn;
 }
 
 // ---------------------------------------------------------------- worker traffic
@@ -65,6 +73,9 @@ let requestId = 0;
 let busy = false;      // a generation is running
 let pending = false;   // a view was asked for while the worker was busy
 let pendingCustom = false; // local files are being loaded: the current model stays until they are
+let pendingTranslate = false; // the source changed during a generation: translate again after it
+let pe = null;         // the model's positional encodings {shape, data}
+const translating = () => info?.family === 'transformer';
 const sampling = () => ({ temperature: state.temperature, topK: state.topK, topP: state.topP });
 const shownSteps = () => (state.hist == null ? state.steps.length : state.hist);
 
@@ -76,6 +87,16 @@ function request() {
     layer: state.layer, sampling: sampling(), topN: 15 });
 }
 
+/** Translate mode: decode from the shown position until the end-of-sentence token. */
+const translate = () => generate(info.n_ctx);
+
+/** The layer menu follows the attention shown: the encoder and decoder may differ in depth. */
+function fillLayers() {
+  const n = translating() && state.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
+  state.layer = Math.min(state.layer, n - 1);
+  $('layer').replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === state.layer)));
+}
+
 /** Append tokens after the shown position: a branch drops the steps beyond it. */
 function branchHere() {
   state.steps = state.steps.slice(0, shownSteps());
@@ -83,7 +104,8 @@ function branchHere() {
 }
 
 function generate(n) {
-  if (!info || busy) return;
+  if (!info) return;
+  if (busy) { if (translating()) pendingTranslate = true; return; }
   branchHere();
   busy = true;
   document.body.dataset.generating = 'true';
@@ -115,16 +137,28 @@ worker.onmessage = ({ data }) => {
         state.hist = null;
       }
       info = data.info;
+      pe = data.pe;
       $('progress').value = 1;
-      $('model-name').textContent = `${data.name}: ${info.n_layer} layers, ${info.n_head} heads, d_model ${info.d_model}, ` +
-        `vocabulary ${info.n_vocab} (${data.kind === 'bpe' ? 'byte-level BPE' : 'characters'}), context ${info.n_ctx}, ` +
-        `${info.n_params.toLocaleString('en')} parameters (${info.weights_dtype})`;
-      state.layer = Math.min(state.layer, info.n_layer - 1);
+      const kind = { bpe: 'byte-level BPE', char: 'characters', word: 'words and CJK characters' }[data.kind] ?? data.kind;
+      $('model-name').textContent = translating()
+        ? `${data.name}: encoder-decoder, ${info.n_encoder_layers} encoder and ${info.n_decoder_layers} decoder layers, ` +
+          `${info.n_head} heads, d_model ${info.d_model}, d_ff ${info.d_mlp}, ${info.norm}-LayerNorm, ${info.positions} positions, ` +
+          `vocabulary ${info.n_vocab} (${kind}), maximum length ${info.n_ctx}, ${info.n_params.toLocaleString('en')} parameters (${info.weights_dtype})`
+        : `${data.name}: ${info.n_layer} layers, ${info.n_head} heads, d_model ${info.d_model}, ` +
+          `vocabulary ${info.n_vocab} (${kind}), context ${info.n_ctx}, ` +
+          `${info.n_params.toLocaleString('en')} parameters (${info.weights_dtype})`;
+      document.body.dataset.mode = translating() ? 'translate' : 'generate';
+      $('prompt-label').textContent = translating() ? 'Source sentence' : 'Prompt';
+      $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = !translating();
+      if (translating() && !temperatureInUrl && state.steps.length === 0) state.temperature = 0;
+      syncControls();
+      fillLayers();
       state.head = Math.min(state.head, info.n_head - 1);
-      $('layer').replaceChildren(...Array.from({ length: info.n_layer }, (_, l) => new Option(String(l), String(l), false, l === state.layer)));
       $('head').replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === state.head)));
       $('error').textContent = '';
-      request();
+      drawPositions();
+      if (translating() && state.steps.length === 0) translate();
+      else request();
       break;
     }
     case 'view':
@@ -137,14 +171,19 @@ worker.onmessage = ({ data }) => {
     case 'token':
       state.steps.push(data.id);
       $('speed').textContent = `${data.ms.toFixed(1)} ms for the last token, ${(1000 * data.k / data.elapsed).toFixed(1)} tokens/s`;
-      drawTokens([...(last?.tokens ?? []), { id: data.id, text: data.text, generated: true }]);
+      if (!pendingTranslate) drawTokens([...(last?.tokens ?? []), { id: data.id, text: data.text, generated: true }]);
       saveUrl();
       break;
     case 'generated':
       busy = false;
       document.body.dataset.generating = 'false';
       pending = false;
-      request();
+      if (pendingTranslate) {
+        pendingTranslate = false;
+        state.steps = [];
+        state.hist = null;
+        translate();
+      } else request();
       break;
     case 'error':
       $('error').textContent = data.message;
@@ -172,7 +211,8 @@ function viridis(t) {
 }
 
 function draw() {
-  focusCell = { i: last.T - 1, j: 0 }; // the newest token: what the prediction is made from
+  focusCell = { i: attnView().R - 1, j: 0 }; // the newest token: what the prediction is made from
+  if (translating()) drawSource(last.srcTokens);
   drawTokens(last.tokens);
   drawHistory();
   drawTop();
@@ -180,19 +220,35 @@ function draw() {
   drawOverview();
 }
 
+function chip(t, i, where) {
+  const el = document.createElement('span');
+  el.className = t.generated ? 'chip generated' : t.bos || t.added ? 'chip special' : 'chip';
+  el.setAttribute('role', 'listitem');
+  el.tabIndex = 0;
+  el.textContent = t.text;
+  el.title = `${where} position ${i}, token id ${t.id}` + (t.generated ? ', generated' : t.bos ? ', the start token'
+    : t.added ? ', added after the text' : `, bytes ${t.byteStart} to ${t.byteEnd}`);
+  el.setAttribute('aria-label', `${t.text}: ${el.title}`);
+  el.addEventListener('focus', () => highlight(t));
+  el.addEventListener('mouseenter', () => highlight(t));
+  return el;
+}
+
+/** GPT: the prompt and generated tokens. Translate mode: the target tokens and the sentence. */
 function drawTokens(tokens) {
-  $('tokens').replaceChildren(...tokens.map((t, i) => {
-    const chip = document.createElement('span');
-    chip.className = t.generated ? 'chip generated' : 'chip';
-    chip.setAttribute('role', 'listitem');
-    chip.tabIndex = 0;
-    chip.textContent = t.text;
-    chip.title = `position ${i}, token id ${t.id}` + (t.generated ? ', generated' : `, bytes ${t.byteStart} to ${t.byteEnd}`);
-    chip.setAttribute('aria-label', `${t.text}: ${chip.title}`);
-    chip.addEventListener('focus', () => highlight(t));
-    chip.addEventListener('mouseenter', () => highlight(t));
-    return chip;
-  }));
+  if (!translating()) {
+    $('tokens').replaceChildren(...tokens.map((t, i) => chip(t, i, '')));
+    return;
+  }
+  $('target-tokens').replaceChildren(...tokens.map((t, i) => chip(t, i, 'target')));
+  const eos = info.eos_token_id;
+  const words = tokens.filter((t) => !t.bos && t.id !== eos).map((t) => t.text);
+  const done = tokens.length > 1 && tokens[tokens.length - 1].id === eos;
+  $('translation').textContent = words.join(' ') + (done ? '' : ' …');
+}
+
+function drawSource(tokens) {
+  $('tokens').replaceChildren(...tokens.map((t, i) => chip(t, i, 'source')));
 }
 
 function highlight(t) {
@@ -202,7 +258,8 @@ function highlight(t) {
 }
 
 function drawHistory() {
-  const items = [['the prompt', 0], ...state.steps.map((id, k) => [`+ ${k + 1}`, k + 1])];
+  const start = translating() ? 'the source' : 'the prompt';
+  const items = [[start, 0], ...state.steps.map((id, k) => [`+ ${k + 1}`, k + 1])];
   $('history').replaceChildren(...items.map(([label, k]) => {
     const li = document.createElement('li');
     const b = document.createElement('button');
@@ -226,7 +283,9 @@ function cell(text, className) {
 
 function drawTop() {
   const speed = last.ms == null ? 'nothing new to run: the KV cache holds it all' : `forward pass ${last.ms.toFixed(1)} ms`;
-  $('stats').textContent = `${last.T} tokens; entropy of the distribution ${last.entropy.toFixed(3)} bits; ${speed}`;
+  const what = translating() ? `${last.S} source tokens, ${last.T} target tokens` : `${last.T} tokens`;
+  $('stats').textContent = `${what}; entropy of the distribution ${last.entropy.toFixed(3)} bits; ${speed}` +
+    (last.greedy ? '. Temperature 0 decodes greedily (the first row); the table shows the model\'s distribution, softmax of the logits.' : '');
   $('top').tBodies[0].replaceChildren(...last.top.map(({ id, text, p, logit }) => {
     const tr = document.createElement('tr');
     tr.tabIndex = 0;
@@ -243,23 +302,42 @@ function drawTop() {
   }));
 }
 
+/**
+ * The attention the panel shows: queries (rows) against keys (columns) of one kind. GPT models
+ * have one kind, causal self-attention; encoder-decoder models three: cross-attention (target
+ * rows, source columns), the decoder's masked self-attention and the encoder's self-attention.
+ */
+function attnView() {
+  if (!translating()) {
+    return { R: last.T, C: last.T, rows: last.tokens, cols: last.tokens, causal: true, square: true,
+      pattern: (l) => last.patterns[l], scores: () => last.scores, name: 'self-attention' };
+  }
+  const a = last.attention[state.attn];
+  const rows = state.attn === 'encoder' ? last.srcTokens : last.tokens;
+  const cols = state.attn === 'decoder' ? last.tokens : last.srcTokens;
+  const names = { cross: 'cross-attention', decoder: 'decoder masked self-attention', encoder: 'encoder self-attention' };
+  return { R: rows.length, C: cols.length, rows, cols, causal: state.attn === 'decoder', square: state.attn !== 'cross',
+    pattern: (l) => a[l].pattern, scores: (l) => a[l].scores, name: names[state.attn] };
+}
+
 /** The matrix shown: one head or the mean over heads, at the chosen stage, optionally without
- * the first key (the rows renormalised). Returns {data [T*T], masked(i, j), visible(i, j)}. */
+ * the first token (self-attention only; the rows renormalised). */
 function shownMatrix() {
-  const T = last.T, H = info.n_head;
+  const v = attnView();
+  const { R, C } = v, H = info.n_head;
   const heads = state.mean ? [...Array(H).keys()] : [state.head];
-  const src = state.stage === 'pattern' ? last.patterns[state.layer] : last.scores;
-  const data = new Float32Array(T * T);
-  for (const h of heads) for (let k = 0; k < T * T; k++) data[k] += src[h * T * T + k] / heads.length;
-  const first = state.hideFirst ? 1 : 0;
-  if (state.hideFirst && state.stage === 'pattern') {
-    for (let i = 0; i < T; i++) {
+  const src = state.stage === 'pattern' ? v.pattern(state.layer) : v.scores(state.layer);
+  const data = new Float32Array(R * C);
+  for (const h of heads) for (let k = 0; k < R * C; k++) data[k] += src[h * R * C + k] / heads.length;
+  const first = state.hideFirst && v.square ? 1 : 0;
+  if (first && state.stage === 'pattern') {
+    for (let i = 0; i < R; i++) {
       let sum = 0;
-      for (let j = 1; j <= i; j++) sum += data[i * T + j];
-      for (let j = 0; j < T; j++) data[i * T + j] = j === 0 || sum === 0 ? 0 : data[i * T + j] / sum;
+      for (let j = 1; j < C; j++) if (!(v.causal && j > i)) sum += data[i * C + j];
+      for (let j = 0; j < C; j++) data[i * C + j] = j === 0 || sum === 0 ? 0 : data[i * C + j] / sum;
     }
   }
-  return { data, T, first };
+  return { ...v, data, first, masked: (i, j) => v.causal && j > i };
 }
 
 let focusCell = { i: 0, j: 0 }; // the heatmap cell under the keyboard
@@ -267,45 +345,44 @@ let shown = null;               // shownMatrix() of the heatmap as last drawn
 
 function drawAttention() {
   shown = shownMatrix();
-  const { data, T, first } = shown;
+  const { data, R, C, first, masked } = shown;
   const canvas = $('heatmap'), ctx = canvas.getContext('2d');
-  const labels = last.tokens.map((t) => t.text);
+  const rowLabels = shown.rows.map((t) => t.text), colLabels = shown.cols.map((t) => t.text);
   const margin = 90;
-  const cellSize = Math.max(4, Math.floor((canvas.width - margin) / Math.max(T - first, 1)));
+  const cellSize = Math.max(4, Math.floor((canvas.width - margin) / Math.max(R - first, C - first, 1)));
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   let lo = Infinity, hi = -Infinity;
-  for (let i = first; i < T; i++) for (let j = first; j <= i; j++) {
-    const v = data[i * T + j];
-    if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (let i = first; i < R; i++) for (let j = first; j < C; j++) {
+    const v = data[i * C + j];
+    if (!masked(i, j) && Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   }
   if (state.stage === 'pattern') lo = 0;
   ctx.font = '11px ui-monospace, monospace';
   ctx.textBaseline = 'middle';
-  for (let i = first; i < T; i++) {
+  for (let i = first; i < R; i++) {
     const y = margin + (i - first) * cellSize;
     ctx.fillStyle = '#333';
     ctx.textAlign = 'right';
-    if (cellSize >= 9) ctx.fillText(labels[i].slice(0, 12), margin - 4, y + cellSize / 2);
-    for (let j = first; j < T; j++) {
+    if (cellSize >= 9) ctx.fillText(rowLabels[i].slice(0, 12), margin - 4, y + cellSize / 2);
+    for (let j = first; j < C; j++) {
       const x = margin + (j - first) * cellSize;
-      const future = j > i;
-      const v = data[i * T + j];
-      ctx.fillStyle = future ? (state.stage === 'masked' ? '#9a9a9a' : '#ececec')
-        : viridis(hi > lo ? (v - lo) / (hi - lo) : 0);
+      const v = data[i * C + j];
+      ctx.fillStyle = masked(i, j) ? (state.stage === 'masked' ? '#9a9a9a' : '#ececec')
+        : !Number.isFinite(v) ? '#9a9a9a' : viridis(hi > lo ? (v - lo) / (hi - lo) : 0);
       ctx.fillRect(x, y, cellSize - 1, cellSize - 1);
     }
   }
   ctx.save();
-  for (let j = first; j < T && cellSize >= 9; j++) {
+  for (let j = first; j < C && cellSize >= 9; j++) {
     ctx.translate(margin + (j - first) * cellSize + cellSize / 2, margin - 4);
     ctx.rotate(-Math.PI / 3);
     ctx.textAlign = 'left';
     ctx.fillStyle = '#333';
-    ctx.fillText(labels[j].slice(0, 12), 0, 0);
+    ctx.fillText(colLabels[j].slice(0, 12), 0, 0);
     ctx.setTransform(1, 0, 0, 1, 0, 0);
   }
   ctx.restore();
-  if (focusCell.i >= T || focusCell.j >= T) focusCell = { i: T - 1, j: 0 };
+  if (focusCell.i >= R || focusCell.j >= C) focusCell = { i: R - 1, j: 0 };
   if (document.activeElement === canvas) {
     ctx.strokeStyle = '#e08214';
     ctx.lineWidth = 2;
@@ -313,58 +390,69 @@ function drawAttention() {
   }
   const what = state.stage === 'pattern' ? 'attention weight' : state.stage === 'masked' ? 'masked score' : 'score q·k/√d';
   const head = state.mean ? `mean of the ${info.n_head} heads` : `head ${state.head}`;
-  $('legend').textContent = `layer ${state.layer}, ${head}: colour is the ${what} from ${lo.toFixed(3)} (dark purple) to ${hi.toFixed(3)} (yellow)` +
-    (state.stage === 'masked' ? '; grey cells above the diagonal are masked: −∞ before the softmax, weight exactly 0.' :
-      state.stage === 'scores' ? '; light cells above the diagonal are future keys, never scored.' :
-        '; light cells above the diagonal are masked (weight exactly 0).') +
-    (state.hideFirst ? ' The first token is hidden and each row renormalised over the rest.' : '');
-  canvas.dataset.T = T;
+  const axes = translating()
+    ? { cross: 'rows are target positions (queries, from the decoder; each row is read while producing the next word), columns source tokens (keys and values, from the encoder)',
+      decoder: 'rows and columns are target positions', encoder: 'rows and columns are source tokens' }[state.attn] + '; '
+    : '';
+  const maskNote = !shown.causal ? (translating() ? ' No key is masked: every query sees the whole source.' : '')
+    : state.stage === 'masked' ? ' Grey cells above the diagonal are masked: −∞ before the softmax, weight exactly 0.'
+      : state.stage === 'scores' ? ' Light cells above the diagonal are future keys, never scored.'
+        : ' Light cells above the diagonal are masked (weight exactly 0).';
+  $('legend').textContent = `${shown.name}, layer ${state.layer}, ${head}: ${axes}colour is the ${what} from ${lo.toFixed(3)} ` +
+    `(dark purple) to ${hi.toFixed(3)} (yellow).${maskNote}` +
+    (first ? ' The first token is hidden and each row renormalised over the rest.' : '');
+  canvas.dataset.rows = R;
+  canvas.dataset.cols = C;
   canvas.dataset.first = first;
   canvas.dataset.cell = cellSize;
   canvas.dataset.margin = margin;
-  drawTable(data, T, first, labels);
-  drawLines(focusCell.i, data, T, first, labels);
+  canvas.dataset.kind = translating() ? state.attn : 'self';
+  drawTable(shown, rowLabels, colLabels);
+  drawLines(focusCell.i);
   describeCell(focusCell.i, focusCell.j);
 }
 
 function valueText(i, j) {
-  const v = shown.data[i * last.T + j];
-  if (j > i) return state.stage === 'masked' ? '−∞ (masked)' : state.stage === 'scores' ? 'not computed (a future key)' : '0 (masked)';
-  return v.toFixed(4);
+  if (shown.masked(i, j)) {
+    return state.stage === 'masked' ? '−∞ (masked)' : state.stage === 'scores' ? 'not computed (a future key)' : '0 (masked)';
+  }
+  return shown.data[i * shown.C + j].toFixed(4);
 }
 
 function describeCell(i, j) {
-  if (!last || i >= last.T || j >= last.T) return;
-  const T = last.T, tok = last.tokens;
-  const w = state.mean ? null : last.patterns[state.layer][state.head * T * T + i * T + j];
-  const s = state.mean ? null : last.scores[state.head * T * T + i * T + j];
-  const parts = [`query ${i} (${tok[i].text}) → key ${j} (${tok[j].text})`, `shown: ${valueText(i, j)}`];
-  if (!state.mean) parts.push(`weight α = ${w.toFixed(4)}`, `score q·k/√d = ${s === -Infinity ? '−∞ (masked)' : s.toFixed(4)}`);
+  if (!last || !shown || i >= shown.R || j >= shown.C) return;
+  const { R, C } = shown;
+  const parts = [`query ${i} (${shown.rows[i].text}) → key ${j} (${shown.cols[j].text})`, `shown: ${valueText(i, j)}`];
+  if (!state.mean) {
+    const w = shown.pattern(state.layer)[state.head * R * C + i * C + j];
+    const s = shown.scores(state.layer)[state.head * R * C + i * C + j];
+    parts.push(`weight α = ${w.toFixed(4)}`, `score q·k/√d = ${s === -Infinity ? '−∞ (masked)' : s.toFixed(4)}`);
+  }
   $('cell').textContent = parts.join('; ');
 }
 
-function drawTable(data, T, first, labels) {
+function drawTable({ data, R, C, first, masked }, rowLabels, colLabels) {
   const table = $('attn-table');
   const head = document.createElement('tr');
-  head.append(document.createElement('th'), ...labels.slice(first).map((l, j) => {
+  head.append(document.createElement('th'), ...colLabels.slice(first).map((l, j) => {
     const th = document.createElement('th');
     th.scope = 'col';
     th.textContent = `${j + first}: ${l}`;
     return th;
   }));
   const body = [];
-  for (let i = first; i < T; i++) {
+  for (let i = first; i < R; i++) {
     const tr = document.createElement('tr');
     const th = document.createElement('th');
     th.scope = 'row';
-    th.textContent = `${i}: ${labels[i]}`;
+    th.textContent = `${i}: ${rowLabels[i]}`;
     tr.append(th);
-    for (let j = first; j < T; j++) {
+    for (let j = first; j < C; j++) {
       const td = document.createElement('td');
-      td.textContent = j > i ? (state.stage === 'masked' ? '−∞' : '·') : data[i * T + j].toFixed(3);
+      td.textContent = masked(i, j) ? (state.stage === 'masked' ? '−∞' : '·') : data[i * C + j].toFixed(3);
       td.dataset.i = i;
       td.dataset.j = j;
-      td.dataset.value = j > i && state.stage !== 'pattern' ? '-Infinity' : String(data[i * T + j]);
+      td.dataset.value = masked(i, j) && state.stage !== 'pattern' ? '-Infinity' : String(data[i * C + j]);
       tr.append(td);
     }
     body.push(tr);
@@ -372,9 +460,11 @@ function drawTable(data, T, first, labels) {
   table.replaceChildren(head, ...body);
 }
 
-function drawLines(i, data, T, first, labels) {
+/** Lines from query i (left) to every key (right), as opaque as the attention weight. */
+function drawLines(i) {
+  const { data, R, C, first, masked } = shown;
   const svg = $('lines');
-  const rowH = 16, h = Math.max(40, (T - first) * rowH + 10);
+  const rowH = 16, h = Math.max(40, Math.max(R - first, C - first) * rowH + 10);
   svg.setAttribute('height', h);
   const ns = 'http://www.w3.org/2000/svg';
   const parts = [];
@@ -386,33 +476,32 @@ function drawLines(i, data, T, first, labels) {
     t.textContent = s;
     return t;
   };
-  for (let k = first; k < T; k++) {
-    const y = 12 + (k - first) * rowH;
-    parts.push(text(130, y, labels[k].slice(0, 16), 'end', k === i), text(310, y, labels[k].slice(0, 16), 'start', false));
-  }
-  let max = 0;
-  for (let j = first; j <= i; j++) max = Math.max(max, state.stage === 'pattern' ? data[i * T + j] : 1);
-  for (let j = first; j <= i && i >= first; j++) {
+  for (let k = first; k < R; k++) parts.push(text(130, 12 + (k - first) * rowH, shown.rows[k].text.slice(0, 16), 'end', k === i));
+  for (let k = first; k < C; k++) parts.push(text(310, 12 + (k - first) * rowH, shown.cols[k].text.slice(0, 16), 'start', false));
+  const weights = state.stage === 'pattern' ? data : shown.pattern(state.layer).subarray((state.mean ? 0 : state.head) * R * C);
+  for (let j = first; j < C && i >= first; j++) {
+    if (masked(i, j)) continue;
     const line = document.createElementNS(ns, 'line');
     line.setAttribute('x1', 135); line.setAttribute('y1', 8 + (i - first) * rowH);
     line.setAttribute('x2', 305); line.setAttribute('y2', 8 + (j - first) * rowH);
-    const wgt = state.stage === 'pattern' ? data[i * T + j] : last.patterns[state.layer][(state.mean ? 0 : state.head) * T * T + i * T + j];
     line.setAttribute('stroke', '#31688e');
     line.setAttribute('stroke-width', '2');
-    line.setAttribute('stroke-opacity', Math.max(0, Math.min(1, wgt)).toFixed(3));
+    line.setAttribute('stroke-opacity', Math.max(0, Math.min(1, weights[i * C + j])).toFixed(3));
     parts.push(line);
   }
   svg.replaceChildren(...parts);
-  svg.setAttribute('aria-label', `lines from query ${i} (${labels[i]}) to the keys it attends to; line opacity is the weight`);
+  svg.setAttribute('aria-label', `lines from query ${i} (${shown.rows[i]?.text}) to the keys it attends to; line opacity is the weight`);
 }
 
 function drawOverview() {
-  const T = last.T, H = info.n_head;
-  const size = Math.min(120, Math.max(64, 4 * T)); // pixels per small heatmap
+  const v = attnView();
+  const { R, C } = v, H = info.n_head;
+  const layers = translating() && state.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
+  const size = Math.min(120, Math.max(64, 4 * Math.max(R, C))); // pixels per small heatmap
   const grid = document.createElement('div');
   grid.className = 'grid';
   grid.style.gridTemplateColumns = `repeat(${H}, auto)`;
-  for (let l = 0; l < info.n_layer; l++) {
+  for (let l = 0; l < layers; l++) {
     for (let h = 0; h < H; h++) {
       const c = document.createElement('canvas');
       c.width = c.height = size;
@@ -421,11 +510,12 @@ function drawOverview() {
       c.title = `layer ${l}, head ${h}`;
       c.setAttribute('aria-label', `layer ${l}, head ${h}: select`);
       const ctx = c.getContext('2d');
-      const s = size / T;
-      const src = last.patterns[l];
-      for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) {
-        ctx.fillStyle = viridis(src[h * T * T + i * T + j]);
-        ctx.fillRect(j * s, i * s, Math.ceil(s), Math.ceil(s));
+      const sx = size / C, sy = size / R;
+      const src = v.pattern(l);
+      for (let i = 0; i < R; i++) for (let j = 0; j < C; j++) {
+        if (v.causal && j > i) continue;
+        ctx.fillStyle = viridis(src[h * R * C + i * C + j]);
+        ctx.fillRect(j * sx, i * sy, Math.ceil(sx), Math.ceil(sy));
       }
       const pick = () => { state.layer = l; state.head = h; state.mean = false; $('layer').value = l; $('head').value = h; $('mean').checked = false; request(); };
       c.addEventListener('click', pick);
@@ -436,8 +526,39 @@ function drawOverview() {
   $('overview').replaceChildren(grid);
   const caption = document.createElement('p');
   caption.className = 'hint';
-  caption.textContent = `Rows: layers 0 to ${info.n_layer - 1}; columns: heads 0 to ${H - 1}. Each square is that head's attention pattern over the ${T} tokens, coloured from weight 0 to 1. Select one to see it large.`;
+  const over = translating() ? `${v.name} (${R} × ${C}: ${state.attn === 'cross' ? 'target × source' : state.attn === 'decoder' ? 'target × target' : 'source × source'})`
+    : `attention pattern over the ${R} tokens`;
+  caption.textContent = `Rows: layers 0 to ${layers - 1}; columns: heads 0 to ${H - 1}. Each square is that head's ${over}, coloured from weight 0 to 1. Select one to see it large.`;
   $('overview').append(caption);
+}
+
+/** The positional encodings, positions (rows) by dimensions (columns): the sinusoids of the
+ * paper for encoder-decoder models, GPT's learned W_pos otherwise. */
+function drawPositions() {
+  const canvas = $('pe');
+  const [n, d] = pe.shape;
+  canvas.width = d;
+  canvas.height = n;
+  const scale = Math.max(1, Math.min(6, Math.floor(660 / d)));
+  canvas.style.width = `${d * scale}px`;
+  canvas.style.height = `${n * Math.max(1, Math.min(scale, Math.floor(400 / n) || 1))}px`;
+  let lo = Infinity, hi = -Infinity;
+  for (const v of pe.data) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  const img = canvas.getContext('2d').createImageData(d, n);
+  for (let k = 0; k < n * d; k++) {
+    const [r, g, b] = viridis((pe.data[k] - lo) / (hi - lo || 1)).match(/\d+/g).map(Number);
+    img.data.set([r, g, b, 255], 4 * k);
+  }
+  canvas.getContext('2d').putImageData(img, 0, 0);
+  const sinusoid = translating() && info.positions === 'sinusoidal';
+  $('pe-title').textContent = sinusoid ? 'Positional encoding: the sinusoids' : 'Position embeddings (learned)';
+  $('pe-legend').textContent = (sinusoid
+    ? `PE(pos, 2i) = sin(pos / 10000^(2i/${d})), PE(pos, 2i+1) = cos(pos / 10000^(2i/${d})), added to every token embedding (encoder and decoder alike). `
+    : 'W_pos, learned in training, added to every token embedding. ') +
+    `Rows: positions 0 to ${n - 1}; columns: dimensions 0 to ${d - 1}; colour from ${lo.toFixed(3)} (dark purple) to ${hi.toFixed(3)} (yellow). Hover for a value.`;
+  canvas.setAttribute('aria-label', `positional encoding matrix, ${n} positions by ${d} dimensions`);
+  canvas.dataset.rows = n;
+  canvas.dataset.cols = d;
 }
 
 // ---------------------------------------------------------------- events
@@ -446,31 +567,45 @@ function cellAt(e) {
   const c = $('heatmap');
   const size = Number(c.dataset.cell), margin = Number(c.dataset.margin), first = Number(c.dataset.first);
   const j = Math.floor((e.offsetX - margin) / size) + first, i = Math.floor((e.offsetY - margin) / size) + first;
-  return i >= first && j >= first && i < last.T && j < last.T ? { i, j } : null;
+  return i >= first && j >= first && i < shown.R && j < shown.C ? { i, j } : null;
 }
 
 $('heatmap').addEventListener('mousemove', (e) => {
-  if (!last) return;
+  if (!last || !shown) return;
   const at = cellAt(e);
   if (!at) return;
   describeCell(at.i, at.j);
-  drawLines(at.i, shown.data, shown.T, shown.first, last.tokens.map((t) => t.text));
+  drawLines(at.i);
+});
+$('pe').addEventListener('mousemove', (e) => {
+  if (!pe) return;
+  const c = $('pe');
+  const [n, d] = pe.shape;
+  const pos = Math.floor(e.offsetY / c.clientHeight * n), dim = Math.floor(e.offsetX / c.clientWidth * d);
+  if (pos < 0 || dim < 0 || pos >= n || dim >= d) return;
+  $('pe-cell').textContent = `position ${pos}, dimension ${dim}: ${pe.data[pos * d + dim].toFixed(4)}`;
 });
 $('heatmap').addEventListener('keydown', (e) => {
   if (!last) return;
   const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
   if (!moves[e.key]) return;
   e.preventDefault();
-  const first = state.hideFirst ? 1 : 0;
+  const first = shown.first;
   focusCell = {
-    i: Math.min(last.T - 1, Math.max(first, focusCell.i + moves[e.key][0])),
-    j: Math.min(last.T - 1, Math.max(first, focusCell.j + moves[e.key][1])),
+    i: Math.min(shown.R - 1, Math.max(first, focusCell.i + moves[e.key][0])),
+    j: Math.min(shown.C - 1, Math.max(first, focusCell.j + moves[e.key][1])),
   };
   drawAttention();
 });
 $('heatmap').addEventListener('focus', () => last && drawAttention());
 
-$('prompt').addEventListener('input', () => { state.prompt = $('prompt').value; state.steps = []; state.hist = null; request(); });
+$('prompt').addEventListener('input', () => {
+  state.prompt = $('prompt').value;
+  state.steps = [];
+  state.hist = null;
+  if (translating()) translate(); // a new source: decode it (greedy by default) from the start
+  else request();
+});
 const numeric = (id, key, parse = Number) => $(id).addEventListener('input', () => {
   const v = parse($(id).value);
   if (Number.isFinite(v)) { state[key] = v; request(); }
@@ -485,12 +620,15 @@ $('stage').addEventListener('input', () => { state.stage = $('stage').value; if 
 $('mean').addEventListener('input', () => { state.mean = $('mean').checked; if (last) drawAttention(); saveUrl(); });
 $('hidefirst').addEventListener('input', () => { state.hideFirst = $('hidefirst').checked; if (last) drawAttention(); saveUrl(); });
 $('step').addEventListener('click', () => generate(1));
+$('translate').addEventListener('click', translate);
+$('attn-kind').addEventListener('input', () => { state.attn = $('attn-kind').value; fillLayers(); if (last) draw(); saveUrl(); });
 $('generate').addEventListener('click', () => generate(Math.max(1, Math.min(500, Number($('count').value) || 1))));
 
 $('model').replaceChildren(...MODELS.map((m) => new Option(m.name, m.id, false, m === state.model)));
 $('model').addEventListener('change', () => {
   state.model = MODELS.find((m) => m.id === $('model').value);
   state.prompt = state.model.prompt;
+  if (state.model.translator) state.temperature = 0; // greedy decoding, the usual for translation
   state.steps = [];
   state.hist = null;
   syncControls();

@@ -4,8 +4,13 @@
 // appending the rest) and answers with the engine's numbers. It computes no model maths itself:
 // it only keeps the attention rows of earlier passes so the full matrix can be shown.
 //
+// Encoder-decoder models (translate mode): the text is the source sentence, encoded once per
+// change; the steps are the target tokens after the BOS token, decoded with the KV cache; the
+// view carries the encoder self-attention, the decoder's masked self-attention and the
+// cross-attention (target x source) of every layer and head.
+//
 // In: load {base} | load-files {files: {name: ArrayBuffer}} | view {seq...} | generate {seq..., n}
-// Out: progress | loaded {info, kind, name} | view {...} | token {id, text, ms} | error {message}
+// Out: progress | loaded {info, kind, name, pe} | view {...} | token {id, text, ms} | error {message}
 import { createLantern } from './lantern.js';
 
 let lantern = null;
@@ -14,6 +19,9 @@ let tokenizer = null;
 let session = null;
 let rows = null; // per layer: {pattern, scores} Float32Array [n_head, cap, cap]: the rows kept
 let cap = 0;     // positions the row store holds; grows with the text, up to n_ctx
+// encoder-decoder: per target position, per layer, the decoder's rows of the passes that made it
+let decRows = []; // [pos] -> {self: [layer] -> {pattern, scores} [H, pos + 1], cross: [layer] -> {pattern, scores} [H, S]}
+const isTranslator = () => model?.isEncoderDecoder;
 
 async function fetchWithProgress(url, report) {
   const response = await fetch(url);
@@ -45,6 +53,9 @@ function install(files, name) {
   const newModel = lantern.loadModel({ config, weights });
   let newTok;
   try {
+    if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
+      throw new Error('config.json has no bos_token_id: the page starts every translation with it');
+    }
     newTok = lantern.loadTokenizer(tokFiles);
     if (newTok.nVocab > newModel.nVocab) {
       throw new Error(`the tokenizer has ${newTok.nVocab} tokens but the model only ${newModel.nVocab}`);
@@ -58,10 +69,15 @@ function install(files, name) {
   tokenizer?.free();
   model = newModel;
   tokenizer = newTok;
-  session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores', maxCaptureBytes: 1e9 });
+  const capture = isTranslator()
+    ? 'encoder.blocks.*.attn.hook_pattern, encoder.blocks.*.attn.hook_attn_scores, decoder.blocks.*attn.hook_pattern, decoder.blocks.*attn.hook_attn_scores'
+    : 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores';
+  session = model.createSession({ capture, maxCaptureBytes: 1e9 });
   rows = null;
   cap = 0;
-  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name });
+  decRows = [];
+  const pe = isTranslator() ? model.tensor('encoder.W_pos') : model.tensor('W_pos');
+  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name, pe }, [pe.data.buffer]);
 }
 
 async function load(base, name) {
@@ -205,13 +221,147 @@ function generate(req) {
   postMessage({ type: 'generated', id: req.id });
 }
 
+// ---------------------------------------------------------------- translate mode
+
+/** The source ids of a sentence: its tokens and the end-of-sentence token, as the model was trained. */
+function sourceIds(text) {
+  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
+  const eos = model.info.eos_token_id;
+  const all = eos >= 0 ? [...ids, eos] : [...ids];
+  const shown = tokens.map((t) => ({ id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd }));
+  if (eos >= 0) shown.push({ id: eos, text: tokenizer.display(eos), added: true });
+  return { src: all, srcTokens: shown };
+}
+
+function keepDecoderRows(from, to) {
+  const L = model.info.n_layer;
+  decRows.length = from;
+  const grab = (hook) => session.tensor(hook);
+  const per = Array.from({ length: L }, (_, l) => ({
+    self: { pattern: grab(`decoder.blocks.${l}.attn.hook_pattern`), scores: grab(`decoder.blocks.${l}.attn.hook_attn_scores`) },
+    cross: { pattern: grab(`decoder.blocks.${l}.cross_attn.hook_pattern`), scores: grab(`decoder.blocks.${l}.cross_attn.hook_attn_scores`) },
+  }));
+  for (let i = 0; i < to - from; i++) {
+    decRows[from + i] = per.map(({ self, cross }) => {
+      const row = (t) => {
+        const [H, T, K] = t.shape;
+        const out = new Float32Array(H * K);
+        for (let h = 0; h < H; h++) out.set(t.data.subarray((h * T + i) * K, (h * T + i + 1) * K), h * K);
+        return out;
+      };
+      return { self: { pattern: row(self.pattern), scores: row(self.scores) }, cross: { pattern: row(cross.pattern), scores: row(cross.scores) } };
+    });
+  }
+}
+
+/** Bring the session to this source and target: encode when the source changed, then rewind the
+ * decoder to the common prefix and run the rest. Returns the milliseconds spent, or null. */
+function syncTranslation(src, tgt) {
+  if (src.length > model.nCtx) {
+    throw new Error(`the source has ${src.length} tokens, more than the model's maximum length of ${model.nCtx}: shorten it`);
+  }
+  if (tgt.length > model.nCtx) throw new Error(`the translation reached the model's maximum length of ${model.nCtx} tokens`);
+  const t0 = performance.now();
+  const have = session.sourceTokens();
+  const changed = have.length !== src.length || have.some((id, i) => id !== src[i]);
+  if (changed) {
+    session.encode(src);
+    decRows = [];
+  }
+  const done = session.tokens();
+  let p = 0;
+  while (p < done.length && p < tgt.length && done[p] === tgt[p]) p++;
+  if (p === tgt.length && p === done.length) return changed ? performance.now() - t0 : null;
+  if (p === tgt.length) {
+    session.rewind(p);
+    keepDecoderRows(p - 1, p);
+  } else {
+    if (p < done.length) session.rewind(p);
+    session.forward(tgt.slice(p));
+    keepDecoderRows(p, tgt.length);
+  }
+  return performance.now() - t0;
+}
+
+function translationSequence({ text, steps, hist }) {
+  const { src, srcTokens } = sourceIds(text);
+  const kept = steps.slice(0, hist ?? steps.length);
+  return { src, srcTokens, tgt: [model.info.bos_token_id, ...kept], kept };
+}
+
+function viewTranslation(req) {
+  const { src, srcTokens, tgt, kept } = translationSequence(req);
+  const ms = syncTranslation(src, tgt);
+  const logits = session.logits();
+  // greedy decoding's distribution is all on one token: show the model's own (softmax of the
+  // logits), from which greedy takes the first
+  const greedy = req.sampling.temperature === 0;
+  const probs = session.probs(greedy ? { temperature: 1 } : req.sampling);
+  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, req.topN ?? 15);
+  let entropy = 0;
+  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
+  const { n_layer: L, n_encoder_layers: LE, n_head: H } = model.info;
+  const S = src.length, T = tgt.length;
+  const encoder = Array.from({ length: LE }, (_, l) => ({
+    pattern: session.tensor(`encoder.blocks.${l}.attn.hook_pattern`).data,
+    scores: session.tensor(`encoder.blocks.${l}.attn.hook_attn_scores`).data,
+  }));
+  const square = (l, key) => { // decoder self-attention [H, T, T], future keys masked
+    const out = new Float32Array(H * T * T).fill(key === 'scores' ? -Infinity : 0);
+    for (let i = 0; i < T; i++) {
+      const r = decRows[i][l].self[key], K = i + 1;
+      for (let h = 0; h < H; h++) out.set(r.subarray(h * K, (h + 1) * K), (h * T + i) * T);
+    }
+    return out;
+  };
+  const cross = (l, key) => {
+    const out = new Float32Array(H * T * S);
+    for (let i = 0; i < T; i++) {
+      const r = decRows[i][l].cross[key];
+      for (let h = 0; h < H; h++) out.set(r.subarray(h * S, (h + 1) * S), (h * T + i) * S);
+    }
+    return out;
+  };
+  const decoder = Array.from({ length: L }, (_, l) => ({ pattern: square(l, 'pattern'), scores: square(l, 'scores') }));
+  const crossAttn = Array.from({ length: L }, (_, l) => ({ pattern: cross(l, 'pattern'), scores: cross(l, 'scores') }));
+  const eos = model.info.eos_token_id;
+  const words = kept.filter((id) => id !== eos);
+  postMessage({
+    type: 'view', id: req.id, mode: 'translate', ms, entropy, S, T, greedy,
+    srcTokens,
+    tokens: tgt.map((id, i) => ({ id, text: tokenizer.display(id), generated: i > 0, bos: i === 0 })),
+    translation: tokenizer.decode(words), finished: kept.length > 0 && kept[kept.length - 1] === eos,
+    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
+    attention: { encoder, decoder, cross: crossAttn },
+  });
+}
+
+function generateTranslation(req) {
+  const { src, tgt } = translationSequence(req);
+  syncTranslation(src, tgt);
+  const eos = model.info.eos_token_id;
+  const t0 = performance.now();
+  for (let k = 0; k < req.n && session.length < model.nCtx; k++) {
+    if (session.tokens()[session.length - 1] === eos) break;
+    session.setSeed(req.seed + session.length);
+    const id = session.sample(req.sampling);
+    const t1 = performance.now();
+    const from = session.length;
+    session.step(id);
+    keepDecoderRows(from, from + 1);
+    postMessage({ type: 'token', id, text: tokenizer.display(id), ms: performance.now() - t1, elapsed: performance.now() - t0, k: k + 1 });
+    if (id === eos) break;
+  }
+  postMessage({ type: 'generated', id: req.id });
+}
+
 onmessage = async ({ data }) => {
   try {
     if (data.type === 'load') await load(data.base, data.name);
     else if (data.type === 'load-files') await loadFiles(data.files);
     else if (!model) throw new Error('no model is loaded');
-    else if (data.type === 'view') view(data);
-    else if (data.type === 'generate') generate(data);
+    else if (data.type === 'view') (isTranslator() ? viewTranslation : view)(data);
+    else if (data.type === 'generate') (isTranslator() ? generateTranslation : generate)(data);
   } catch (e) {
     postMessage({ type: 'error', id: data.id, message: e.message, during: data.type });
   }

@@ -242,6 +242,16 @@ def plot(curve, path):
     plt.close(fig)
 
 
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {torch.get_num_threads()} threads, PyTorch {torch.__version__} (CPU)"
+
+
 def train():
     torch.set_num_threads(CFG["threads"])
     torch.manual_seed(1234)
@@ -299,7 +309,8 @@ def train():
     metrics = {"train_pairs": len(train_pairs), "heldout_pairs": len(held), "vocab": len(vocab),
                "n_params": n_params, "steps": CFG["steps"], "minutes": round(minutes, 1),
                "final_train_loss": round(avg, 4), "heldout_loss": round(curve["val"][-1], 4),
-               "heldout_exact_match_pytorch_f32": round(acc, 4), "config": CFG, "curve": curve}
+               "heldout_exact_match_pytorch_f32": round(acc, 4), "machine": machine(), "config": CFG,
+               "curve": curve}
     with open(os.path.join(FOLDER, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=1)
         f.write("\n")

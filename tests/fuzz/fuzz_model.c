@@ -1,9 +1,23 @@
 /* A whole model folder (config.json, NUL, model.safetensors) loaded and run: a prefill with
- * every tensor captured, a step, a rewind, sampling. Nothing may crash, read out of bounds or
- * leak; results must be finite for finite weights. */
+ * every tensor captured (after encoding a source, for encoder-decoder models), a step, a rewind,
+ * sampling. Nothing may crash, read out of bounds or leak; results must be finite for finite
+ * weights. */
 #include "fuzz_common.h"
 
 #include <math.h>
+#include <string.h>
+
+/* Encoder-decoder models: encode a source first; false if the model refuses it. */
+static bool encode_source(lt_model *m, lt_session *s, size_t size) {
+    const char *info = lt_model_describe(m), *at = strstr(info, "\"n_src_vocab\":");
+    if (!strstr(info, "\"family\":\"transformer\"") || !at) return true;
+    int32_t V = atoi(at + 14), C = lt_model_n_ctx(m), ids[8];
+    int32_t n = C < 8 ? C : 8;
+    for (int32_t i = 0; i < n; i++) ids[i] = (int32_t)((i * 104729u + size) % (uint32_t)V);
+    int32_t rc = lt_session_encode(s, ids, n);
+    if (rc != LT_OK && lt_session_n_src(s) != 0) abort(); /* a refused source leaves none */
+    return rc == LT_OK;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *config, *weights;
@@ -22,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int32_t ids[8];
             int32_t n = C < 8 ? C : 8;
             for (int32_t i = 0; i < n; i++) ids[i] = (int32_t)((i * 7919u + size) % (uint32_t)V);
-            if (lt_session_forward(s, ids, n) == LT_OK) {
+            if (encode_source(m, s, size) && lt_session_forward(s, ids, n) == LT_OK) {
                 const float *logits = lt_session_logits(s);
                 for (int32_t i = 0; i < V; i++)
                     if (isnan(logits[i])) abort();

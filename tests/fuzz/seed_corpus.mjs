@@ -22,11 +22,14 @@ out('safetensors', 'metadata', Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0,
 out('config', 'odd', fx('gpt2-odd/config.json'));
 out('config', 'tiny', fx('gpt2-tiny/config.json'));
 out('config', 'odd-bf16', fx('gpt2-odd-bf16/config.json'));
+out('config', 'transformer-odd', fx('transformer-odd/config.json'));
+out('config', 'transformer-tiny', fx('transformer-tiny/config.json'));
 out('config', 'bad', Buffer.from('{"n_layer": 2, "n_head": 3, "n_embd": [30], "vocab_size": 1e99}'));
 
 out('tokenizer_files', 'chars', fx('gpt2-odd/vocab.json'));
 out('tokenizer_files', 'bpe', Buffer.concat([fx('gpt2-tiny/vocab.json'), nul, fx('gpt2-tiny/merges.txt')]));
 out('tokenizer_files', 'tokenizer-json', fx('gpt2-tiny-f16/tokenizer.json'));
+out('tokenizer_files', 'words', readFileSync(`${root}weights/zh-en/tokenizer.json`));
 out('tokenizer_files', 'small', Buffer.from('{"a":0,"b":1,"ab":2,"<unk>":3}\0#version: 0.2\na b\n'));
 
 for (const [name, text] of Object.entries({
@@ -36,4 +39,6 @@ for (const [name, text] of Object.entries({
 out('encode', 'invalid-utf8', Buffer.from([0x61, 0xff, 0xfe, 0xe6, 0x88, 0x20, 0xc0, 0x80, 0xed, 0xa0, 0x80]));
 
 out('model', 'odd', Buffer.concat([fx('gpt2-odd/config.json'), nul, odd]));
+out('model', 'transformer-odd', Buffer.concat([fx('transformer-odd/config.json'), nul, fx('transformer-odd/model.safetensors')]));
+out('model', 'transformer-tiny', Buffer.concat([fx('transformer-tiny/config.json'), nul, fx('transformer-tiny/model.safetensors')]));
 out('model', 'odd-bf16', Buffer.concat([fx('gpt2-odd-bf16/config.json'), nul, fx('gpt2-odd-bf16/model.safetensors')]));

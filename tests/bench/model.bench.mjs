@@ -1,0 +1,202 @@
+// make bench: lantern against onnxruntime-web (npm, wasm backend, one thread, SIMD) on the same
+// weights, in one process on one machine, and both against this machine's measured ceilings.
+// A benchmark, not a test: it prints a table and never fails on the figures.
+//
+// Models: a GPT-2-small-shaped model with random weights (made at bench time) and the shipped
+// GPT models; each exported to ONNX with a KV cache by tests/bench/export_onnx.py. Everything
+// generated lives in build/bench/ (outside git) and is reused while it exists.
+// Run with `node --no-liftoff` (make bench does): V8's baseline tier would otherwise time itself.
+import { existsSync, readFileSync, mkdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { createLantern } from '../../web/lantern.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BENCH = `${ROOT}build/bench/`;
+const PYTHON = '/usr/bin/python3';
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const PREFILL = 128, DECODE = 64;
+mkdirSync(BENCH, { recursive: true });
+
+const ort = createRequire(`${BENCH}package.json`)('onnxruntime-web');
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.simd = true;
+ort.env.logLevel = 'error';
+
+const L = await createLantern();
+
+function stats(times) {
+  const s = [...times].sort((a, b) => a - b);
+  return { min: s[0], median: s[Math.floor(s.length / 2)] };
+}
+
+/** Warm up twice, then time `runs` runs of fn (milliseconds). */
+async function timeRuns(fn, runs = RUNS) {
+  for (let i = 0; i < 2; i++) await fn();
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return stats(times);
+}
+
+function ensureModels() {
+  const models = [];
+  const random = `${BENCH}gpt2-small-random/`;
+  if (!existsSync(`${random}model.safetensors`)) {
+    console.log('making the random GPT-2-small-shaped model (build/bench/gpt2-small-random) ...');
+    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'random-gpt2-small', random], { stdio: 'inherit' });
+  }
+  models.push({ name: 'GPT-2 small shape (random)', dir: random, onnx: `${BENCH}gpt2-small-random.onnx` });
+  for (const name of ['austen', 'poetry', 'induction']) {
+    models.push({ name, dir: `${ROOT}weights/${name}/`, onnx: `${BENCH}${name}.onnx`, shipped: true });
+  }
+  for (const m of models) {
+    if (existsSync(m.onnx) && statSync(m.onnx).mtimeMs > statSync(`${m.dir}model.safetensors`).mtimeMs) continue;
+    console.log(`exporting ${m.name} to ONNX ...`);
+    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'onnx', m.dir, m.onnx], { stdio: 'inherit' });
+  }
+  return models;
+}
+
+function promptIds(nVocab, n) {
+  let x = 12345;
+  return Array.from({ length: n }, () => { x = (x * 1103515245 + 12345) % 2147483648; return x % nVocab; });
+}
+
+function argmax(a, from = 0, n = a.length - from) {
+  let best = from;
+  for (let i = from; i < from + n; i++) if (a[i] > a[best]) best = i;
+  return best - from;
+}
+
+async function lanternModel(m) {
+  const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`) });
+  const { n_vocab: V, n_ctx: C } = model.info;
+  const prompt = promptIds(V, Math.min(PREFILL, C - DECODE));
+  const session = model.createSession();
+  const prefill = await timeRuns(() => { session.reset(); session.forward(prompt); });
+  const decode = await timeRuns(() => {
+    session.rewind(prompt.length);
+    for (let k = 0; k < DECODE; k++) session.step(session.sample({ temperature: 0 }));
+  });
+  let capture = null;
+  if (m.shipped) {
+    const all = model.createSession({ capture: '*', maxCaptureBytes: 2e9 });
+    const withHooks = await timeRuns(() => { all.reset(); all.forward(prompt); });
+    capture = withHooks.median / prefill.median - 1;
+    all.free();
+  }
+  session.free();
+  model.free();
+  return { prefill, decode, capture, n: prompt.length };
+}
+
+async function ortModel(m, n) {
+  const cfg = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
+  const H = cfg.n_head, dh = cfg.n_embd / cfg.n_head, Lyr = cfg.n_layer, V = cfg.vocab_size;
+  const session = await ort.InferenceSession.create(readFileSync(m.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const prompt = promptIds(V, n);
+  const run = async (ids, past) => session.run({
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]), past,
+  });
+  const empty = new ort.Tensor('float32', new Float32Array(0), [Lyr, 2, H, 0, dh]);
+  let cache = null;
+  const prefill = await timeRuns(async () => { cache = await run(prompt, empty); });
+  const decode = await timeRuns(async () => {
+    let out = cache;
+    for (let k = 0; k < DECODE; k++) {
+      const last = out.logits.dims[1] - 1;
+      const id = argmax(out.logits.data, last * V, V);
+      out = await run([id], out.present);
+    }
+  });
+  await session.release();
+  return { prefill, decode };
+}
+
+/** Kernel and ceiling figures from build/bench_kernels.wasm (the engine's kernels). */
+async function kernels(shapes) {
+  const { instance } = await WebAssembly.instantiate(readFileSync(`${ROOT}build/bench_kernels.wasm`), {
+    env: { emscripten_notify_memory_growth() {} },
+    wasi_snapshot_preview1: new Proxy({}, { get: () => () => 0 }),
+  });
+  const k = instance.exports;
+  k._initialize?.();
+  const out = {};
+  // multiply-add ceiling: 64 flops per iteration
+  const iters = 5e7;
+  const madd = await timeRuns(() => k.bench_madd(iters));
+  out.madd = (64 * iters) / (madd.min / 1000) / 1e9;
+  // streaming read: 256 MB, far beyond the caches
+  const bytes = 256 << 20;
+  const buf = k.bench_alloc(bytes) >>> 0;
+  new Float32Array(k.memory.buffer, buf, bytes / 4).fill(1);
+  const read = await timeRuns(() => k.bench_read(buf, bytes, 1));
+  out.read = bytes / (read.min / 1000) / 1e9;
+  out.matmul = [];
+  for (const [din, dout] of shapes) {
+    for (const M of [1, PREFILL]) {
+      const w = k.bench_alloc(din * dout * 4) >>> 0, x = k.bench_alloc(M * din * 4) >>> 0;
+      const b = k.bench_alloc(dout * 4) >>> 0, y = k.bench_alloc(M * dout * 4) >>> 0;
+      new Float32Array(k.memory.buffer, w, din * dout).fill(0.01);
+      new Float32Array(k.memory.buffer, x, M * din).fill(0.5);
+      const reps = M === 1 ? 20 : 2;
+      const t = await timeRuns(() => k.bench_matmul(y, x, w, b, M, din, dout, reps));
+      const flops = 2 * M * din * dout * reps;
+      out.matmul.push({ din, dout, M, gflops: flops / (t.min / 1000) / 1e9, gbs: (din * dout * 4 * reps) / (t.min / 1000) / 1e9 });
+      for (const p of [w, x, b, y]) k.free(p);
+    }
+  }
+  return out;
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const num = (x, d = 1) => (x == null ? '-' : x.toFixed(d));
+
+const models = ensureModels();
+console.log(`\nlantern vs onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm, 1 thread, SIMD) on ${cpus()[0].model}, ` +
+  `Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}; min / median of ${RUNS} runs after 2 warm-ups\n`);
+const rows = [];
+for (const m of models) {
+  const mine = await lanternModel(m);
+  const theirs = await ortModel(m, mine.n);
+  rows.push({ m, mine, theirs });
+  const tps = (t) => DECODE / (t / 1000);
+  console.log(`${pad(m.name, 28)} prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
+    `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
+    `decode ${DECODE}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
+    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}%` : ''));
+}
+
+const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
+const k = await kernels(gpt2);
+console.log(`\nmachine ceilings (wasm SIMD128, one thread): multiply-add ${num(k.madd)} GFLOP/s, streaming read ${num(k.read)} GB/s`);
+console.log('matmul at GPT-2 small shapes (d_in x d_out, M rows):');
+for (const r of k.matmul) {
+  console.log(`  ${String(r.din).padStart(4)} x ${String(r.dout).padEnd(5)} M=${String(r.M).padEnd(4)} ${num(r.gflops).padStart(6)} GFLOP/s ` +
+    `(${num(100 * r.gflops / k.madd)}% of the multiply-add ceiling)` + (r.M === 1 ? `, weights at ${num(r.gbs)} GB/s (${num(100 * r.gbs / k.read)}% of streaming read)` : ''));
+}
+
+// the one table
+const big = rows[0];
+const weightBytes = statSync(`${big.m.dir}model.safetensors`).size;
+const decodeGBs = (weightBytes / 1e9) * (DECODE / (big.mine.decode.median / 1000));
+const m128 = k.matmul.filter((r) => r.M === PREFILL);
+const m128mean = m128.reduce((s, r) => s + r.gflops, 0) / m128.length;
+console.log('\n| model | lantern prefill 128 (ms) | onnxruntime-web prefill (ms) | prefill ratio | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode ratio |');
+console.log('| --- | --- | --- | --- | --- | --- | --- |');
+for (const { m, mine, theirs } of rows) {
+  const tps = (t) => DECODE / (t.median / 1000);
+  console.log(`| ${m.name} | ${num(mine.prefill.median)} | ${num(theirs.prefill.median)} | ${num(theirs.prefill.median / mine.prefill.median, 2)} | ` +
+    `${num(tps(mine.decode))} | ${num(tps(theirs.decode))} | ${num(tps(mine.decode) / tps(theirs.decode), 2)} |`);
+}
+console.log(`\nGPT-2 small shape: matmul at M=128 averages ${num(m128mean)} GFLOP/s = ${num(100 * m128mean / k.madd)}% of the multiply-add ceiling; ` +
+  `fp32 decode streams ${num(decodeGBs)} GB/s of weights = ${num(100 * decodeGBs / k.read)}% of the streaming-read ceiling.`);
+if (rows.some((r) => r.mine.capture != null)) {
+  console.log(`capturing every hook costs ${rows.filter((r) => r.mine.capture != null).map((r) => `${r.m.name} +${num(100 * r.mine.capture)}%`).join(', ')} of prefill time.`);
+}
