@@ -6,6 +6,7 @@
 #define LT_ENGINE_H
 
 #include "internal.h"
+#include "kernels/kernels.h"
 
 /* ---------------------------------------------------------------- hooks */
 
@@ -68,16 +69,24 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER } lt_family;
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
+/* A weight matrix in engine memory: f32, or 16-bit as the file stored it (exactly one of f and
+ * h is set). */
+typedef struct lt_mat {
+    const float *f;
+    const uint16_t *h;
+    lt_half_kind kind; /* of h */
+} lt_mat;
+
 typedef struct lt_gpt2_layer {
     float *ln1_w, *ln1_b; /* (d_model) */
-    float *qkv_w;         /* (d_model, 3 * d_model): Conv1D, q | k | v along the output */
+    lt_mat qkv_w;         /* (d_model, 3 * d_model): Conv1D, q | k | v along the output */
     float *qkv_b;         /* (3 * d_model) */
-    float *attn_proj_w;   /* (d_model, d_model) */
+    lt_mat attn_proj_w;   /* (d_model, d_model) */
     float *attn_proj_b;   /* (d_model) */
     float *ln2_w, *ln2_b; /* (d_model) */
-    float *fc_w;          /* (d_model, d_mlp) */
+    lt_mat fc_w;          /* (d_model, d_mlp) */
     float *fc_b;          /* (d_mlp) */
-    float *mlp_proj_w;    /* (d_mlp, d_model) */
+    lt_mat mlp_proj_w;    /* (d_mlp, d_model) */
     float *mlp_proj_b;    /* (d_model) */
 } lt_gpt2_layer;
 
@@ -118,6 +127,9 @@ typedef struct lt_loader {
     const lt_st_file *st;
     float *next;        /* where the next tensor goes in the arena; NULL while counting */
     size_t count;       /* floats taken so far */
+    bool keep16;        /* lt_take_mat keeps F16 and BF16 matrices in 16 bits */
+    uint16_t *next16;   /* where the next 16-bit matrix goes; NULL while counting */
+    size_t count16;     /* 16-bit values taken so far */
     const char *dtype;  /* the dtype seen so far, or "mixed" */
     const char *prefix; /* tried before giving up on a name ("transformer." for GPT-2), or NULL */
 } lt_loader;
@@ -132,6 +144,9 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
  * arena as [in_dim, n_rows]. */
 int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
                        size_t n_rows, float **out);
+/* A matrix stored as [rows, cols]: kept in 16 bits when the file has it so and L->keep16,
+ * else converted to f32 as lt_take does. */
+int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, lt_mat *out);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
 
@@ -147,10 +162,10 @@ struct lt_model {
     bool tied;
     size_t n_params;
 
-    float *wte;          /* (n_vocab, d_model) */
+    lt_mat wte;          /* (n_vocab, d_model) */
     float *wpe;          /* (n_ctx, d_model) */
     float *ln_f_w, *ln_f_b; /* (d_model) */
-    float *unembed;      /* (n_vocab, d_model): wte when tied, else lm_head.weight */
+    lt_mat lm_head;      /* (n_vocab, d_model): wte when tied, else lm_head.weight */
     lt_gpt2_layer *layers; /* (n_layer) */
 
     /* encoder-decoder family */
@@ -160,12 +175,15 @@ struct lt_model {
     float *src_embed;       /* (n_src_vocab, d_model) */
     float *tgt_embed;       /* (n_vocab, d_model): src_embed when shared */
     float *src_pos, *tgt_pos; /* (n_ctx, d_model): one sinusoid table, or two learned ones */
+    float *unembed;         /* (n_vocab, d_model): tgt_embed when tied, else generator.weight */
     float *unembed_b;       /* (n_vocab) or NULL */
     lt_ln enc_norm, dec_norm; /* final norms, when final_norm */
     lt_enc_layer *enc;      /* (n_enc_layer) */
     lt_dec_layer *dec;      /* (n_layer) */
 
-    float *arena;        /* every weight above lives in this one allocation */
+    float *arena;        /* every f32 weight above lives in this one allocation */
+    uint16_t *arena16;   /* and every 16-bit one in this */
+    size_t weight_bytes; /* of both arenas */
 
     const lt_hook_def *hooks;
     int32_t n_hooks;
@@ -221,6 +239,7 @@ struct lt_session {
     lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
     uint64_t rng;
     float *sample_probs;    /* (n_vocab) */
+    float *panel;           /* (LT_PANEL_COLS * max(d_model, d_mlp)) widened 16-bit weights */
     float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;

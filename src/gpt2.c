@@ -82,6 +82,38 @@ static bool count_params(const lt_model *m, size_t *out) {
     return lt_add_size(per, emb, out);
 }
 
+/* Every tensor, in one pass of the loader (counting or writing). */
+static int32_t take_all(lt_model *m, lt_loader *L) {
+    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
+    int32_t rc;
+    if ((rc = lt_take_mat(L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
+        (rc = lt_take(L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
+        (rc = lt_take(L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
+        (rc = lt_take(L, "ln_f.bias", d, 0, &m->ln_f_b)))
+        return rc;
+    m->lm_head = m->wte;
+    if (!m->tied && (rc = lt_take_mat(L, "lm_head.weight", (size_t)m->n_vocab, d, &m->lm_head))) return rc;
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_gpt2_layer *y = &m->layers[l];
+        struct { const char *suffix; size_t rows, cols; float **vec; lt_mat *mat; } parts[] = {
+            {"ln_1.weight", d, 0, &y->ln1_w, NULL},            {"ln_1.bias", d, 0, &y->ln1_b, NULL},
+            {"attn.c_attn.weight", d, 3 * d, NULL, &y->qkv_w},  {"attn.c_attn.bias", 3 * d, 0, &y->qkv_b, NULL},
+            {"attn.c_proj.weight", d, d, NULL, &y->attn_proj_w}, {"attn.c_proj.bias", d, 0, &y->attn_proj_b, NULL},
+            {"ln_2.weight", d, 0, &y->ln2_w, NULL},            {"ln_2.bias", d, 0, &y->ln2_b, NULL},
+            {"mlp.c_fc.weight", d, f, NULL, &y->fc_w},         {"mlp.c_fc.bias", f, 0, &y->fc_b, NULL},
+            {"mlp.c_proj.weight", f, d, NULL, &y->mlp_proj_w},  {"mlp.c_proj.bias", d, 0, &y->mlp_proj_b, NULL},
+        };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "h.%d.%s", (int)l, parts[i].suffix);
+            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, parts[i].mat)
+                              : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
+            if (rc) return rc;
+        }
+    }
+    return LT_OK;
+}
+
 int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                      const lt_model_params *params) {
     int32_t rc = parse_config(m, cfg);
@@ -90,52 +122,41 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
         return lt_fail(LT_ERR_FORMAT,
                        "model.safetensors: missing tensor 'lm_head.weight' (tie_word_embeddings "
                        "is false)");
-    /* estimate in double first so that even absurd configs get a size in the message */
+    /* estimate in double first so that even absurd configs get a size in the message: 2 bytes
+     * a weight when 16-bit matrices stay so, else 4 */
+    const lt_st_tensor *wte = lt_st_find(st, "wte.weight");
+    if (!wte) wte = lt_st_find(st, "transformer.wte.weight");
+    const bool keep16 = params->precision != LT_PRECISION_F32 && wte &&
+                        (wte->dtype == LT_DT_F16 || wte->dtype == LT_DT_BF16);
     const double dd = m->d_model, df = m->d_mlp;
     const double estimate =
-        4.0 * ((double)m->n_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
-               (m->tied ? 1.0 : 2.0) * m->n_vocab * dd + (double)m->n_ctx * dd + 2 * dd);
+        (keep16 ? 2.0 : 4.0) * ((double)m->n_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
+                                (m->tied ? 1.0 : 2.0) * m->n_vocab * dd + (double)m->n_ctx * dd + 2 * dd);
     if (estimate > (double)params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB "
-                       "allowed", estimate / 1e9, (double)params->max_weight_bytes / 1e9);
-    size_t n_params, bytes;
-    if (!count_params(m, &n_params) || !lt_mul_size(n_params, sizeof(float), &bytes))
+                       "model too large: its weights need %.2f GB in %s, more than the %.2f GB "
+                       "allowed", estimate / 1e9, keep16 ? "16 bits" : "f32", (double)params->max_weight_bytes / 1e9);
+    size_t n_params;
+    if (!count_params(m, &n_params))
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "model too large: its weights do not fit in this build's address space");
     m->n_params = n_params;
     m->layers = calloc((size_t)m->n_layer, sizeof *m->layers);
+    if (!m->layers) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    lt_loader L = {.st = st, .prefix = "transformer.", .keep16 = keep16};
+    if ((rc = take_all(m, &L))) return rc; /* counting: checks every name, dtype and shape */
+    size_t bytes, bytes16;
+    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
+        !lt_add_size(bytes, bytes16, &m->weight_bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
     m->arena = malloc(bytes ? bytes : 1);
-    if (!m->layers || !m->arena)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "out of memory: the model's weights need %.2f GB", (double)bytes / 1e9);
-
-    lt_loader L = {.st = st, .next = m->arena, .prefix = "transformer."};
-    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
-    if ((rc = lt_take(&L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
-        (rc = lt_take(&L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
-        (rc = lt_take(&L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
-        (rc = lt_take(&L, "ln_f.bias", d, 0, &m->ln_f_b)))
-        return rc;
-    m->unembed = m->wte;
-    if (!m->tied && (rc = lt_take(&L, "lm_head.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
-    for (int32_t l = 0; l < m->n_layer; l++) {
-        lt_gpt2_layer *y = &m->layers[l];
-        struct { const char *suffix; size_t rows, cols; float **dst; } parts[] = {
-            {"ln_1.weight", d, 0, &y->ln1_w},           {"ln_1.bias", d, 0, &y->ln1_b},
-            {"attn.c_attn.weight", d, 3 * d, &y->qkv_w}, {"attn.c_attn.bias", 3 * d, 0, &y->qkv_b},
-            {"attn.c_proj.weight", d, d, &y->attn_proj_w}, {"attn.c_proj.bias", d, 0, &y->attn_proj_b},
-            {"ln_2.weight", d, 0, &y->ln2_w},           {"ln_2.bias", d, 0, &y->ln2_b},
-            {"mlp.c_fc.weight", d, f, &y->fc_w},        {"mlp.c_fc.bias", f, 0, &y->fc_b},
-            {"mlp.c_proj.weight", f, d, &y->mlp_proj_w}, {"mlp.c_proj.bias", d, 0, &y->mlp_proj_b},
-        };
-        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-            char name[96];
-            snprintf(name, sizeof name, "h.%d.%s", (int)l, parts[i].suffix);
-            if ((rc = lt_take(&L, name, parts[i].rows, parts[i].cols, parts[i].dst))) return rc;
-        }
-    }
-    m->weights_dtype = L.dtype;
+    m->arena16 = malloc(bytes16 ? bytes16 : 1);
+    if (!m->arena || !m->arena16)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
+                       (double)m->weight_bytes / 1e9);
+    lt_loader W = {.st = st, .next = m->arena, .prefix = "transformer.", .keep16 = keep16, .next16 = m->arena16};
+    if ((rc = take_all(m, &W))) return rc;
+    m->weights_dtype = W.dtype;
     m->hooks = lt_gpt2_hooks;
     m->n_hooks = LT_H_GPT2_COUNT;
     m->hook_logits = LT_H_LOGITS;
@@ -152,6 +173,19 @@ static void activate(const lt_model *m, float *x, int64_t n) {
     }
 }
 
+/* out[n, d_out] = in @ w + bias, whatever w is stored as */
+static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+                   int32_t d_in, int32_t d_out) {
+    if (w->f) lt_k_matmul(out, in, w->f, bias, n, d_in, d_out);
+    else lt_k_matmul_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
+}
+
+/* out[n, n_vocab] = in @ lm_head^T */
+static void unembed(const lt_model *m, float *out, const float *in, int32_t n) {
+    if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
+    else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab);
+}
+
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, p0 = s->n_past, n_kv = p0 + n;
@@ -161,10 +195,17 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     /* embeddings: x = wte[id] + wpe[pos] */
     float *cap_embed = lt_capture(s, LT_H_EMBED, 0), *cap_pos = lt_capture(s, LT_H_POS_EMBED, 0);
     for (int32_t t = 0; t < n; t++) {
-        const float *te = m->wte + (size_t)ids[t] * d, *pe = m->wpe + (size_t)(p0 + t) * d;
+        const float *pe = m->wpe + (size_t)(p0 + t) * d;
         float *xr = x + (size_t)t * d;
-        for (int32_t i = 0; i < d; i++) xr[i] = te[i] + pe[i];
-        if (cap_embed) memcpy(cap_embed + (size_t)t * d, te, (size_t)d * sizeof(float));
+        if (m->wte.f) {
+            const float *te = m->wte.f + (size_t)ids[t] * d;
+            for (int32_t i = 0; i < d; i++) xr[i] = te[i];
+        } else {
+            const uint16_t *te = m->wte.h + (size_t)ids[t] * d;
+            for (int32_t i = 0; i < d; i++) xr[i] = lt_half_to_f32(te[i], m->wte.kind);
+        }
+        if (cap_embed) memcpy(cap_embed + (size_t)t * d, xr, (size_t)d * sizeof(float));
+        for (int32_t i = 0; i < d; i++) xr[i] += pe[i];
         if (cap_pos) memcpy(cap_pos + (size_t)t * d, pe, (size_t)d * sizeof(float));
     }
 
@@ -180,7 +221,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
 
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
         lt_capture_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
-        lt_k_matmul(qkv, xn, y->qkv_w, y->qkv_b, n, d, 3 * d);
+        matmul(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + d, (size_t)d * sizeof(float));
             memcpy(vc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + 2 * d, (size_t)d * sizeof(float));
@@ -191,18 +232,18 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_k_attention(z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv,
                        kc, vc, &ad, s->att_row);
         lt_capture_rows(s, LT_H_Z, l, z, n, d, 0, d);
-        lt_k_matmul(tmp, z, y->attn_proj_w, y->attn_proj_b, n, d, d);
+        matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
         lt_capture_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
         lt_capture_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
 
         lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
         lt_capture_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
-        lt_k_matmul(h, xn, y->fc_w, y->fc_b, n, d, m->d_mlp);
+        matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
         lt_capture_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
         activate(m, h, (int64_t)n * m->d_mlp);
         lt_capture_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
-        lt_k_matmul(tmp, h, y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
+        matmul(s, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
         lt_capture_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
         lt_capture_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
@@ -216,9 +257,9 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
     if (cap_logits) {
-        lt_k_matmul_nt(cap_logits, xf, m->unembed, rows, d, m->n_vocab);
+        unembed(m, cap_logits, xf, rows);
         memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
     } else {
-        lt_k_matmul_nt(s->logits, xf + (size_t)(rows - 1) * d, m->unembed, 1, d, m->n_vocab);
+        unembed(m, s->logits, xf + (size_t)(rows - 1) * d, 1);
     }
 }

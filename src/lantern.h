@@ -82,17 +82,26 @@ int32_t lt_last_error_code(void);
 
 typedef struct lt_model lt_model;
 
+/* How weights are held in memory. LT_PRECISION_STORED (the default): the weight matrices of
+ * GPT-2-family models stay in 16 bits when the file stores them in F16 or BF16 (half the memory,
+ * half the bytes to read per generated token; every product is computed in f32 on the exactly
+ * widened weights, so results equal LT_PRECISION_F32's); everything else is f32.
+ * LT_PRECISION_F32: every weight widened to f32 at load. */
+typedef enum { LT_PRECISION_STORED = 0, LT_PRECISION_F32 = 1 } lt_precision;
+
 typedef struct lt_model_params {
-    /* Refuse a model whose weights would need more than this many bytes once loaded (f32),
-     * before allocating anything. 0 means the build's default (3 GiB on wasm32, no limit on
-     * 64-bit hosts). */
+    /* Refuse a model whose weights would need more than this many bytes once loaded, before
+     * allocating anything. 0 means the build's default (3 GiB on wasm32, no limit on 64-bit
+     * hosts). */
     uint64_t max_weight_bytes;
+    int32_t precision; /* an lt_precision */
 } lt_model_params;
 
 lt_model_params lt_model_default_params(void);
 
 /* Load a model from the bytes of config.json and model.safetensors. The bytes are copied (and
- * converted to f32 from F32, F16 or BF16), so the caller may free them once this returns.
+ * converted to f32 from F32, F16 or BF16, unless kept in 16 bits: see lt_precision), so the
+ * caller may free them once this returns.
  * Returns LT_OK and sets *out, or:
  *   LT_ERR_INVALID_ARGUMENT  a NULL pointer;
  *   LT_ERR_FORMAT            malformed JSON or safetensors, a missing tensor, a shape or dtype
@@ -111,7 +120,8 @@ int32_t lt_model_n_layer(const lt_model *model);
 
 /* A JSON object describing the model: family ("gpt2" or "transformer"), n_layer, n_head,
  * d_model, d_head, d_mlp, n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings,
- * n_params, model_tensors (the names lt_model_tensor knows); encoder-decoder models add
+ * n_params, weight_bytes (the weights' bytes in engine memory), weights_in_memory ("F32", "F16",
+ * "BF16" or "mixed"), model_tensors (the names lt_model_tensor knows); encoder-decoder models add
  * n_encoder_layers, n_decoder_layers (= n_layer), n_src_vocab, norm ("post" or "pre"),
  * final_norm, positions, shared_embeddings, embed_scale and pad/bos/eos_token_id (-1 if none).
  * n_vocab is the target vocabulary, n_ctx the maximum source and target length. Owned by the

@@ -118,3 +118,30 @@ int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in
     free(tmp);
     return rc;
 }
+
+int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, lt_mat *out) {
+    const size_t shape[2] = {rows, cols};
+    const lt_st_tensor *t;
+    int32_t rc = find(L, name, 2, shape, &t);
+    if (rc) return rc;
+    memset(out, 0, sizeof *out);
+    if (!L->keep16 || (t->dtype != LT_DT_F16 && t->dtype != LT_DT_BF16)) {
+        float *f;
+        rc = lt_take(L, name, rows, cols, &f);
+        out->f = f;
+        return rc;
+    }
+    out->kind = t->dtype == LT_DT_F16 ? LT_H_F16 : LT_H_BF16;
+    uint16_t *dst = L->next16;
+    L->count16 += t->numel;
+    if (!dst) return LT_OK;
+    L->next16 += t->numel;
+    out->h = dst;
+    note_dtype(L, t);
+    for (size_t i = 0; i < t->numel; i++) {
+        dst[i] = (uint16_t)(t->data[2 * i] | t->data[2 * i + 1] << 8); /* little-endian */
+        if (!isfinite(lt_half_to_f32(dst[i], out->kind)))
+            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", t->name);
+    }
+    return LT_OK;
+}

@@ -14,6 +14,25 @@ static uint64_t default_max_weight_bytes(void) {
     return sizeof(size_t) <= 4 ? (uint64_t)3 << 30 : UINT64_MAX;
 }
 
+/* How the weight matrices sit in memory: "F32", "F16", "BF16" or "mixed". */
+static const char *in_memory(const lt_model *m) {
+    if (m->family != LT_FAMILY_GPT2) return "F32";
+    const char *seen = NULL;
+    for (int32_t l = -1; l < m->n_layer; l++) {
+        const lt_mat *mats[4] = {&m->wte, &m->lm_head, &m->wte, &m->wte};
+        if (l >= 0) {
+            const lt_gpt2_layer *y = &m->layers[l];
+            mats[0] = &y->qkv_w, mats[1] = &y->attn_proj_w, mats[2] = &y->fc_w, mats[3] = &y->mlp_proj_w;
+        }
+        for (int i = 0; i < 4; i++) {
+            const char *k = mats[i]->f ? "F32" : mats[i]->kind == LT_H_F16 ? "F16" : "BF16";
+            if (seen && strcmp(seen, k)) return "mixed";
+            seen = k;
+        }
+    }
+    return seen;
+}
+
 static char *describe(const lt_model *m) {
     lt_buf b = {0};
     if (m->family == LT_FAMILY_TRANSFORMER) {
@@ -24,13 +43,14 @@ static char *describe(const lt_model *m) {
                       "\"norm\":\"%s\",\"final_norm\":%s,\"positions\":\"%s\",\"shared_embeddings\":%s,"
                       "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
                       "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
+                      "\"weight_bytes\":%zu,\"weights_in_memory\":\"F32\","
                       "\"model_tensors\":[\"encoder.W_pos\",\"decoder.W_pos\"]}",
                       m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
                       m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
                       m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
                       m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
                       m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
-                      m->weights_dtype ? m->weights_dtype : "F32", m->n_params);
+                      m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes);
         if (b.failed) { lt_buf_free(&b); return NULL; }
         return b.data;
     }
@@ -38,10 +58,11 @@ static char *describe(const lt_model *m) {
                   "{\"family\":\"gpt2\",\"n_layer\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,"
                   "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
                   "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
+                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\","
                   "\"model_tensors\":[\"W_pos\"]}",
                   m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
                   m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
-                  m->n_params);
+                  m->n_params, m->weight_bytes, in_memory(m));
     if (b.failed) { lt_buf_free(&b); return NULL; }
     return b.data;
 }
@@ -89,6 +110,7 @@ done:
 void lt_model_free(lt_model *m) {
     if (!m) return;
     free(m->arena);
+    free(m->arena16);
     free(m->layers);
     free(m->enc);
     free(m->dec);

@@ -221,6 +221,7 @@ int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *s
     m->arena = malloc(bytes ? bytes : 1);
     if (!m->arena) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
                                   (double)bytes / 1e9);
+    m->weight_bytes = bytes;
     lt_loader W = {.st = st, .next = m->arena};
     if ((rc = take_all(m, &W))) return rc;
     m->n_params = W.count - (m->sinusoidal ? (size_t)m->n_ctx * m->d_model : 0);

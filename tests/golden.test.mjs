@@ -168,3 +168,27 @@ test('tensor list: every name with symbolic dims, and shapes only once captured'
   assert.deepEqual(list.find((t) => t.name === 'blocks.0.attn.hook_pattern').dims, ['head', 'pos', 'key_pos']);
   model.free();
 });
+
+test('16-bit weights stay 16-bit in memory and give exactly the f32 results', () => {
+  for (const [name, kind] of [['gpt2-tiny-f16', 'F16'], ['gpt2-odd-bf16', 'BF16']]) {
+    const { prompt } = readGolden(name);
+    const kept = L.loadModel(readFixture(name));
+    const wide = L.loadModel({ ...readFixture(name), precision: 'f32' });
+    assert.equal(kept.info.weights_in_memory, kind);
+    assert.equal(wide.info.weights_in_memory, 'F32');
+    assert.ok(kept.info.weight_bytes < 0.6 * wide.info.weight_bytes,
+      `${name}: ${kept.info.weight_bytes} bytes kept vs ${wide.info.weight_bytes} widened`);
+    const capture = 'logits, blocks.*.hook_resid_post, hook_embed';
+    const a = kept.createSession({ capture }), b = wide.createSession({ capture });
+    // a prefill of 5 rows (the panel path) and single steps (the streaming path)
+    a.forward(prompt.slice(0, 5));
+    b.forward(prompt.slice(0, 5));
+    for (const t of prompt.slice(5)) { a.step(t); b.step(t); }
+    for (const hook of ['logits', `blocks.${kept.info.n_layer - 1}.hook_resid_post`, 'hook_embed']) {
+      assert.deepEqual(a.tensor(hook).data, b.tensor(hook).data, `${name} ${hook}: bit for bit`);
+    }
+    kept.free();
+    wide.free();
+  }
+  assert.throws(() => L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'f8' }), /precision must be 'stored' or 'f32'/);
+});

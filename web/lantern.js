@@ -111,9 +111,12 @@ class Lantern {
 
   /**
    * Load a model from the contents of its config.json (string, Uint8Array or ArrayBuffer) and
-   * model.safetensors (Uint8Array or ArrayBuffer). `maxWeightBytes` caps the loaded size.
+   * model.safetensors (Uint8Array or ArrayBuffer). `maxWeightBytes` caps the loaded size;
+   * `precision`: 'stored' (default: F16/BF16 weight matrices stay 16-bit in memory, with the
+   * same results) or 'f32' (every weight widened at load).
    */
-  loadModel({ config, weights, maxWeightBytes = 0 }) {
+  loadModel({ config, weights, maxWeightBytes = 0, precision = 'stored' }) {
+    if (precision !== 'stored' && precision !== 'f32') throw new LanternError(`precision must be 'stored' or 'f32', not ${precision}`);
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
     const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
     const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);
@@ -122,7 +125,8 @@ class Lantern {
     let wPtr = 0;
     try {
       wPtr = this.copyIn(weightBytes);
-      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes) >>> 0;
+      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes,
+        precision === 'f32' ? 1 : 0) >>> 0;
       if (!handle) throw this.lastError();
       return new Model(this, handle);
     } finally {

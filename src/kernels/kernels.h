@@ -17,6 +17,19 @@ void lt_matmul_ref(float *out, const float *in, const float *w, const float *bia
 void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                       int32_t d_out);
 
+/* 16-bit weights, kept as stored (half the bytes of f32 to stream per token): IEEE half
+ * (LT_H_F16) or bfloat16 (LT_H_BF16). Every weight is widened exactly to f32 as it is read, so
+ * these kernels give exactly the results of the f32 kernels on the widened weights. */
+typedef enum { LT_H_F16, LT_H_BF16 } lt_half_kind;
+
+float lt_half_to_f32(uint16_t h, lt_half_kind kind);
+/* lt_matmul_ref with w [d_in, d_out] in 16 bits. */
+void lt_matmul_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                     const float *bias, int32_t n, int32_t d_in, int32_t d_out);
+/* lt_matmul_nt_ref with w [d_out, d_in] in 16 bits. */
+void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                        int32_t n, int32_t d_in, int32_t d_out);
+
 /* Scaled dot-product attention, head by head:
  *   out_i = sum_j softmax_j(q_i . k_j * scale + mask_ij) v_j
  * Query row i (absolute position q_offset + i) may see key j when the key is valid and, for a
@@ -57,14 +70,26 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
                        int32_t d_out);
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch);
+/* panel: scratch of LT_PANEL_COLS * d_in floats, where the SIMD kernel widens a block of
+ * columns once for all rows of a prefill (the reference ignores it) */
+void lt_matmul_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                      const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *panel);
+void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                         int32_t n, int32_t d_in, int32_t d_out);
 #define lt_k_matmul lt_matmul_simd
 #define lt_k_matmul_nt lt_matmul_nt_simd
 #define lt_k_attention lt_attention_simd
+#define lt_k_matmul_h lt_matmul_h_simd
+#define lt_k_matmul_nt_h lt_matmul_nt_h_simd
 #else
 #define lt_k_matmul lt_matmul_ref
 #define lt_k_matmul_nt lt_matmul_nt_ref
 #define lt_k_attention lt_attention_ref
+#define lt_k_matmul_h(out, in, w, kind, bias, n, d_in, d_out, panel) \
+    ((void)(panel), lt_matmul_h_ref(out, in, w, kind, bias, n, d_in, d_out))
+#define lt_k_matmul_nt_h lt_matmul_nt_h_ref
 #endif
+#define LT_PANEL_COLS 8
 #define lt_k_layernorm lt_layernorm_ref
 #define lt_k_gelu_tanh lt_gelu_tanh_ref
 #define lt_k_gelu_erf lt_gelu_erf_ref

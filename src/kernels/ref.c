@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 void lt_matmul_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
@@ -27,6 +28,53 @@ void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, in
             const float *wr = w + (size_t)j * d_in;
             float s = 0.0f;
             for (int32_t i = 0; i < d_in; i++) s += x[i] * wr[i];
+            out[(size_t)t * d_out + j] = s;
+        }
+    }
+}
+
+float lt_half_to_f32(uint16_t h, lt_half_kind kind) {
+    uint32_t bits;
+    if (kind == LT_H_BF16) {
+        bits = (uint32_t)h << 16;
+    } else {
+        uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+        if (exp == 0x1F) bits = sign | 0x7F800000u | (man << 13); /* inf, nan */
+        else if (exp != 0) bits = sign | ((exp + 112) << 23) | (man << 13);
+        else if (man == 0) bits = sign;
+        else { /* subnormal: renormalise */
+            exp = 113;
+            while (!(man & 0x400)) { man <<= 1; exp--; }
+            bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
+        }
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+void lt_matmul_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                     const float *bias, int32_t n, int32_t d_in, int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        float *o = out + (size_t)t * d_out;
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) o[j] = bias ? bias[j] : 0.0f;
+        for (int32_t i = 0; i < d_in; i++) {
+            const float xi = x[i];
+            const uint16_t *wr = w + (size_t)i * d_out;
+            for (int32_t j = 0; j < d_out; j++) o[j] += xi * lt_half_to_f32(wr[j], kind);
+        }
+    }
+}
+
+void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                        int32_t n, int32_t d_in, int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) {
+            const uint16_t *wr = w + (size_t)j * d_in;
+            float s = 0.0f;
+            for (int32_t i = 0; i < d_in; i++) s += x[i] * lt_half_to_f32(wr[i], kind);
             out[(size_t)t * d_out + j] = s;
         }
     }

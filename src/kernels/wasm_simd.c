@@ -147,6 +147,183 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
     }
 }
 
+/* ---------------------------------------------------------------- 16-bit weights */
+
+/* Four IEEE halves (in the low 16 bits of each u32 lane) to f32, exactly: the magnitude bits
+ * shifted into place and scaled by 2^112 rebias the exponent, subnormals included; infinities
+ * and NaN cannot occur (weights are checked finite at load). */
+static inline v128_t f16x4_to_f32(v128_t u) {
+    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x8000)), 16);
+    const v128_t mag = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x7fff)), 13);
+    return wasm_v128_or(wasm_f32x4_mul(mag, wasm_f32x4_splat(0x1p112f)), sign);
+}
+
+static inline __attribute__((always_inline)) v128_t widen4(v128_t u, lt_half_kind kind) {
+    return kind == LT_H_BF16 ? wasm_i32x4_shl(u, 16) : f16x4_to_f32(u);
+}
+
+/* 8 weights at p (any alignment) as two f32x4 */
+static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_half_kind kind, v128_t *lo,
+                                                          v128_t *hi) {
+    const v128_t h = wasm_v128_load(p);
+    *lo = widen4(wasm_u32x4_extend_low_u16x8(h), kind);
+    *hi = widen4(wasm_u32x4_extend_high_u16x8(h), kind);
+}
+
+static inline __attribute__((always_inline)) void matmul_h(float *out, const float *in, const uint16_t *w,
+                                                            lt_half_kind kind, const float *bias, int32_t n,
+                                                            int32_t d_in, int32_t d_out, float *panel) {
+    int32_t j = 0;
+    if (n >= 4) {
+        /* prefill: widen 8 columns once into the panel, then every row reads it as f32 */
+        for (; j + LT_PANEL_COLS <= d_out; j += LT_PANEL_COLS) {
+            for (int32_t i = 0; i < d_in; i++) {
+                v128_t lo, hi;
+                widen8(w + (size_t)i * d_out + j, kind, &lo, &hi);
+                wasm_v128_store(panel + 8 * i, lo);
+                wasm_v128_store(panel + 8 * i + 4, hi);
+            }
+            int32_t t = 0;
+            for (; t + 4 <= n; t += 4) {
+                const float *x0 = in + (size_t)t * d_in, *x1 = x0 + d_in, *x2 = x1 + d_in, *x3 = x2 + d_in;
+                v128_t a00 = bias4(bias, j), a01 = bias4(bias, j + 4);
+                v128_t a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
+                const float *wp = panel;
+                for (int32_t i = 0; i < d_in; i++, wp += 8) {
+                    const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 4);
+                    v128_t sc = wasm_f32x4_splat(x0[i]);
+                    a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(sc, w0));
+                    a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(sc, w1));
+                    sc = wasm_f32x4_splat(x1[i]);
+                    a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(sc, w0));
+                    a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(sc, w1));
+                    sc = wasm_f32x4_splat(x2[i]);
+                    a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(sc, w0));
+                    a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(sc, w1));
+                    sc = wasm_f32x4_splat(x3[i]);
+                    a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(sc, w0));
+                    a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(sc, w1));
+                }
+                float *o = out + (size_t)t * d_out + j;
+                wasm_v128_store(o, a00); wasm_v128_store(o + 4, a01); o += d_out;
+                wasm_v128_store(o, a10); wasm_v128_store(o + 4, a11); o += d_out;
+                wasm_v128_store(o, a20); wasm_v128_store(o + 4, a21); o += d_out;
+                wasm_v128_store(o, a30); wasm_v128_store(o + 4, a31);
+            }
+            for (; t < n; t++) {
+                const float *x = in + (size_t)t * d_in;
+                v128_t a0 = bias4(bias, j), a1 = bias4(bias, j + 4);
+                const float *wp = panel;
+                for (int32_t i = 0; i < d_in; i++, wp += 8) {
+                    const v128_t sc = wasm_f32x4_splat(x[i]);
+                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, wasm_v128_load(wp)));
+                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, wasm_v128_load(wp + 4)));
+                }
+                wasm_v128_store(out + (size_t)t * d_out + j, a0);
+                wasm_v128_store(out + (size_t)t * d_out + j + 4, a1);
+            }
+        }
+    } else {
+        /* decode: stream each weight once, widening 16 columns per step */
+        for (int32_t t = 0; t < n; t++) {
+            const float *x = in + (size_t)t * d_in;
+            float *o = out + (size_t)t * d_out;
+            int32_t jj = 0;
+            for (; jj + 16 <= d_out; jj += 16) {
+                v128_t a0 = bias4(bias, jj), a1 = bias4(bias, jj + 4), a2 = bias4(bias, jj + 8),
+                       a3 = bias4(bias, jj + 12);
+                const uint16_t *wp = w + jj;
+                for (int32_t i = 0; i < d_in; i++, wp += d_out) {
+                    const v128_t sc = wasm_f32x4_splat(x[i]);
+                    v128_t w0, w1, w2, w3;
+                    widen8(wp, kind, &w0, &w1);
+                    widen8(wp + 8, kind, &w2, &w3);
+                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
+                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
+                    a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, w2));
+                    a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, w3));
+                }
+                wasm_v128_store(o + jj, a0); wasm_v128_store(o + jj + 4, a1);
+                wasm_v128_store(o + jj + 8, a2); wasm_v128_store(o + jj + 12, a3);
+            }
+            for (; jj + 8 <= d_out; jj += 8) {
+                v128_t a0 = bias4(bias, jj), a1 = bias4(bias, jj + 4);
+                const uint16_t *wp = w + jj;
+                for (int32_t i = 0; i < d_in; i++, wp += d_out) {
+                    const v128_t sc = wasm_f32x4_splat(x[i]);
+                    v128_t w0, w1;
+                    widen8(wp, kind, &w0, &w1);
+                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
+                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
+                }
+                wasm_v128_store(o + jj, a0); wasm_v128_store(o + jj + 4, a1);
+            }
+            if (t == n - 1) j = jj;
+        }
+    }
+    /* column tail, scalar, in the reference's order */
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t c = j; c < d_out; c++) {
+            float sum = bias ? bias[c] : 0.0f;
+            for (int32_t i = 0; i < d_in; i++) sum += x[i] * lt_half_to_f32(w[(size_t)i * d_out + c], kind);
+            out[(size_t)t * d_out + c] = sum;
+        }
+    }
+}
+
+void lt_matmul_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                      const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *panel) {
+    if (kind == LT_H_BF16) matmul_h(out, in, w, LT_H_BF16, bias, n, d_in, d_out, panel);
+    else matmul_h(out, in, w, LT_H_F16, bias, n, d_in, d_out, panel);
+}
+
+/* The same order of additions as lt_matmul_nt_simd (four lanes over i, then the tail), so the
+ * results equal it on the widened weights. */
+static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const float *in, const uint16_t *w,
+                                                               lt_half_kind kind, int32_t n, int32_t d_in,
+                                                               int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        float *o = out + (size_t)t * d_out;
+        for (int32_t j = 0; j < d_out; j += 4) {
+            const int32_t rows = d_out - j < 4 ? d_out - j : 4;
+            const uint16_t *wr[4];
+            for (int32_t r = 0; r < 4; r++) wr[r] = w + (size_t)(j + (r < rows ? r : 0)) * d_in;
+            v128_t a[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
+                           wasm_f32x4_splat(0.0f)};
+            int32_t i = 0;
+            for (; i + 8 <= d_in; i += 8) {
+                const v128_t x0 = wasm_v128_load(x + i), x1 = wasm_v128_load(x + i + 4);
+                for (int32_t r = 0; r < 4; r++) {
+                    v128_t lo, hi;
+                    widen8(wr[r] + i, kind, &lo, &hi);
+                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, lo));
+                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x1, hi));
+                }
+            }
+            if (i + 4 <= d_in) {
+                const v128_t x0 = wasm_v128_load(x + i);
+                for (int32_t r = 0; r < 4; r++)
+                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, widen4(wasm_u32x4_extend_low_u16x8(
+                                                                      wasm_v128_load64_zero(wr[r] + i)), kind)));
+                i += 4;
+            }
+            for (int32_t r = 0; r < rows; r++) {
+                float sum = hsum(a[r]);
+                for (int32_t k = i; k < d_in; k++) sum += x[k] * lt_half_to_f32(wr[r][k], kind);
+                o[j + r] = sum;
+            }
+        }
+    }
+}
+
+void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                         int32_t n, int32_t d_in, int32_t d_out) {
+    if (kind == LT_H_BF16) matmul_nt_h(out, in, w, LT_H_BF16, n, d_in, d_out);
+    else matmul_nt_h(out, in, w, LT_H_F16, n, d_in, d_out);
+}
+
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch) {
     const size_t plane = (size_t)d->n_q * d->n_kv;

@@ -71,6 +71,52 @@ static void test_matmul(int n, int d_in, int d_out, bool with_bias) {
     free(x); free(w); free(bias); free(a); free(b);
 }
 
+/* Random finite 16-bit weights, subnormals and zeros included. */
+static uint16_t *rand_halves(size_t n, lt_half_kind kind) {
+    uint16_t *p = malloc((n ? n : 1) * sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        uint16_t h = (uint16_t)(rng_state >> 16);
+        if (kind == LT_H_F16) {
+            if (((h >> 10) & 0x1F) == 0x1F) h ^= 0x4000; /* no inf or NaN */
+            if (((h >> 10) & 0x1F) > 17) h &= ~(uint16_t)0x4000; /* magnitudes up to about 4 */
+        } else {
+            h = (uint16_t)((h & 0x807F) | (((h >> 7) % 12 + 118) << 7)); /* bf16 in [2^-9, 2^2) */
+            if (i % 7 == 3) h &= 0x8000; /* zeros */
+        }
+        p[i] = h;
+    }
+    return p;
+}
+
+/* 16-bit weights: the results equal the f32 kernels' on the widened weights, bit for bit. */
+static void test_matmul_h(int n, int d_in, int d_out, bool with_bias, lt_half_kind kind) {
+    float *x = rand_array((size_t)n * d_in), *bias = with_bias ? rand_array((size_t)d_out) : NULL;
+    uint16_t *wh = rand_halves((size_t)d_in * d_out, kind);
+    float *w = malloc((size_t)d_in * d_out * sizeof *w + 4);
+    for (size_t i = 0; i < (size_t)d_in * d_out; i++) w[i] = lt_half_to_f32(wh[i], kind);
+    float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
+    float *panel = rand_array((size_t)LT_PANEL_COLS * d_in);
+    const char *k = kind == LT_H_F16 ? "f16" : "bf16";
+    char what[64];
+    lt_matmul_h_simd(a, x, wh, kind, bias, n, d_in, d_out, panel);
+    lt_matmul_ref(b, x, w, bias, n, d_in, d_out);
+    snprintf(what, sizeof what, "matmul_h %s simd", k);
+    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_h_ref(a, x, wh, kind, bias, n, d_in, d_out);
+    snprintf(what, sizeof what, "matmul_h %s ref", k);
+    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_nt_h_simd(a, x, wh, kind, n, d_in, d_out);
+    lt_matmul_nt_simd(b, x, w, n, d_in, d_out);
+    snprintf(what, sizeof what, "matmul_nt_h %s simd", k);
+    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_nt_h_ref(a, x, wh, kind, n, d_in, d_out);
+    lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
+    snprintf(what, sizeof what, "matmul_nt_h %s ref", k);
+    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    free(x); free(bias); free(wh); free(w); free(a); free(b); free(panel);
+}
+
 static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool causal, bool padded) {
     const int n_kv = q_offset + n_q, width = n_head * d_head;
     lt_attn_dims d = {.n_q = n_q, .n_kv = n_kv, .n_head = n_head, .d_head = d_head,
@@ -123,6 +169,30 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
                 test_matmul(ns[a], dins[b], douts[c], (a + c) % 2 == 0);
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
+            for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
+                test_matmul_h(ns[a], dins[b], douts[c], (a + b) % 2 == 0, (a + b + c) % 2 ? LT_H_F16 : LT_H_BF16);
+    /* every half: the SIMD widening against the scalar definition */
+    {
+        uint16_t all[8];
+        float got[8];
+        for (uint32_t h = 0; h < 0x10000; h += 8) {
+            for (int i = 0; i < 8; i++) all[i] = (uint16_t)(h + i);
+            if (((h >> 10) & 0x1F) == 0x1F) continue; /* inf and NaN never reach the kernels */
+            float one = 1.0f;
+            lt_matmul_h_simd(got, &one, all, LT_H_F16, NULL, 1, 1, 8, NULL);
+            for (int i = 0; i < 8; i++) {
+                float want = lt_half_to_f32(all[i], LT_H_F16);
+                if (memcmp(&got[i], &want, 4) != 0 && !(got[i] == 0 && want == 0)) {
+                    failures++;
+                    note("widen f16 0x%04x: %.9g vs %.9g\n", all[i], (double)got[i], (double)want);
+                    break;
+                }
+            }
+        }
+        checks++;
+    }
     static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
     for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
         for (int n_q = 1; n_q <= 9; n_q += 4)
