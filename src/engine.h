@@ -70,11 +70,12 @@ typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER } lt_family;
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
 /* A weight matrix in engine memory: f32, or 16-bit as the file stored it (exactly one of f and
- * h is set). */
+ * h is set), row-major or packed into column panels (kernels.h). */
 typedef struct lt_mat {
     const float *f;
     const uint16_t *h;
     lt_half_kind kind; /* of h */
+    bool packed;
 } lt_mat;
 
 typedef struct lt_gpt2_layer {
@@ -145,8 +146,8 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
 int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
                        size_t n_rows, float **out);
 /* A matrix stored as [rows, cols]: kept in 16 bits when the file has it so and L->keep16,
- * else converted to f32 as lt_take does. */
-int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, lt_mat *out);
+ * else converted to f32; packed into column panels when `pack` (for lt_k_matmul_packed). */
+int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
 
@@ -239,7 +240,7 @@ struct lt_session {
     lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
     uint64_t rng;
     float *sample_probs;    /* (n_vocab) */
-    float *panel;           /* (LT_PANEL_COLS * max(d_model, d_mlp)) widened 16-bit weights */
+    float *panel;           /* (LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
     float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;

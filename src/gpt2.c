@@ -86,13 +86,13 @@ static bool count_params(const lt_model *m, size_t *out) {
 static int32_t take_all(lt_model *m, lt_loader *L) {
     const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
     int32_t rc;
-    if ((rc = lt_take_mat(L, "wte.weight", (size_t)m->n_vocab, d, &m->wte)) ||
+    if ((rc = lt_take_mat(L, "wte.weight", (size_t)m->n_vocab, d, false, &m->wte)) ||
         (rc = lt_take(L, "wpe.weight", (size_t)m->n_ctx, d, &m->wpe)) ||
         (rc = lt_take(L, "ln_f.weight", d, 0, &m->ln_f_w)) ||
         (rc = lt_take(L, "ln_f.bias", d, 0, &m->ln_f_b)))
         return rc;
     m->lm_head = m->wte;
-    if (!m->tied && (rc = lt_take_mat(L, "lm_head.weight", (size_t)m->n_vocab, d, &m->lm_head))) return rc;
+    if (!m->tied && (rc = lt_take_mat(L, "lm_head.weight", (size_t)m->n_vocab, d, false, &m->lm_head))) return rc;
     for (int32_t l = 0; l < m->n_layer; l++) {
         lt_gpt2_layer *y = &m->layers[l];
         struct { const char *suffix; size_t rows, cols; float **vec; lt_mat *mat; } parts[] = {
@@ -106,7 +106,7 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
             char name[96];
             snprintf(name, sizeof name, "h.%d.%s", (int)l, parts[i].suffix);
-            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, parts[i].mat)
+            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, true, parts[i].mat)
                               : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
             if (rc) return rc;
         }
@@ -126,16 +126,19 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
      * a weight when 16-bit matrices stay so, else 4 */
     const lt_st_tensor *wte = lt_st_find(st, "wte.weight");
     if (!wte) wte = lt_st_find(st, "transformer.wte.weight");
-    const bool keep16 = params->precision != LT_PRECISION_F32 && wte &&
-                        (wte->dtype == LT_DT_F16 || wte->dtype == LT_DT_BF16);
     const double dd = m->d_model, df = m->d_mlp;
-    const double estimate =
-        (keep16 ? 2.0 : 4.0) * ((double)m->n_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
-                                (m->tied ? 1.0 : 2.0) * m->n_vocab * dd + (double)m->n_ctx * dd + 2 * dd);
+    const double floats = (double)m->n_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
+                          (m->tied ? 1.0 : 2.0) * m->n_vocab * dd + (double)m->n_ctx * dd + 2 * dd;
+    const bool keep16 = wte && (wte->dtype == LT_DT_F16 || wte->dtype == LT_DT_BF16) &&
+                        (params->precision == LT_PRECISION_STORED ||
+                         (params->precision == LT_PRECISION_AUTO && 4.0 * floats > 64e6));
+    const double estimate = (keep16 ? 2.0 : 4.0) * floats;
     if (estimate > (double)params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "model too large: its weights need %.2f GB in %s, more than the %.2f GB "
                        "allowed", estimate / 1e9, keep16 ? "16 bits" : "f32", (double)params->max_weight_bytes / 1e9);
+    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_STORED)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
     size_t n_params;
     if (!count_params(m, &n_params))
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
@@ -149,6 +152,9 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
         !lt_add_size(bytes, bytes16, &m->weight_bytes))
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
+    if (m->weight_bytes > params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %.2f GB, more than the %.2f GB allowed",
+                       (double)m->weight_bytes / 1e9, (double)params->max_weight_bytes / 1e9);
     m->arena = malloc(bytes ? bytes : 1);
     m->arena16 = malloc(bytes16 ? bytes16 : 1);
     if (!m->arena || !m->arena16)
@@ -176,14 +182,15 @@ static void activate(const lt_model *m, float *x, int64_t n) {
 /* out[n, d_out] = in @ w + bias, whatever w is stored as */
 static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
-    if (w->f) lt_k_matmul(out, in, w->f, bias, n, d_in, d_out);
-    else lt_k_matmul_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
+    if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
+    else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
 }
 
 /* out[n, n_vocab] = in @ lm_head^T */
-static void unembed(const lt_model *m, float *out, const float *in, int32_t n) {
+static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
+    const lt_model *m = s->model;
     if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
-    else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab);
+    else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab, s->panel);
 }
 
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
@@ -257,9 +264,9 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
     if (cap_logits) {
-        unembed(m, cap_logits, xf, rows);
+        unembed(s, cap_logits, xf, rows);
         memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
     } else {
-        unembed(m, s->logits, xf + (size_t)(rows - 1) * d, 1);
+        unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
     }
 }

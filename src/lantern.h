@@ -82,12 +82,14 @@ int32_t lt_last_error_code(void);
 
 typedef struct lt_model lt_model;
 
-/* How weights are held in memory. LT_PRECISION_STORED (the default): the weight matrices of
- * GPT-2-family models stay in 16 bits when the file stores them in F16 or BF16 (half the memory,
- * half the bytes to read per generated token; every product is computed in f32 on the exactly
- * widened weights, so results equal LT_PRECISION_F32's); everything else is f32.
- * LT_PRECISION_F32: every weight widened to f32 at load. */
-typedef enum { LT_PRECISION_STORED = 0, LT_PRECISION_F32 = 1 } lt_precision;
+/* How weights are held in memory; the results are the same bit for bit whichever is chosen.
+ * LT_PRECISION_STORED: the weight matrices of GPT-2-family models stay in 16 bits when the file
+ * stores them in F16 or BF16 (half the memory, half the bytes to read per generated token; every
+ * product is computed in f32 on the exactly widened weights); everything else is f32.
+ * LT_PRECISION_F32: every weight widened to f32 at load (faster for small models, whose
+ * weights fit in the CPU's caches and for which widening costs more than it saves).
+ * LT_PRECISION_AUTO (the default): STORED when the widened weights would pass 64 MB, else F32. */
+typedef enum { LT_PRECISION_AUTO = 0, LT_PRECISION_F32 = 1, LT_PRECISION_STORED = 2 } lt_precision;
 
 typedef struct lt_model_params {
     /* Refuse a model whose weights would need more than this many bytes once loaded, before

@@ -119,29 +119,49 @@ int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in
     return rc;
 }
 
-int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, lt_mat *out) {
+int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out) {
     const size_t shape[2] = {rows, cols};
     const lt_st_tensor *t;
     int32_t rc = find(L, name, 2, shape, &t);
     if (rc) return rc;
     memset(out, 0, sizeof *out);
-    if (!L->keep16 || (t->dtype != LT_DT_F16 && t->dtype != LT_DT_BF16)) {
+    out->packed = pack;
+    const bool half = L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16);
+    const size_t size = pack ? LT_PACKED_SIZE(rows, cols) : t->numel;
+    if (!half && !pack) {
         float *f;
         rc = lt_take(L, name, rows, cols, &f);
         out->f = f;
         return rc;
     }
+    if (!half) {
+        float *dst = lt_loader_alloc(L, size);
+        out->f = dst;
+        if (!dst) return LT_OK;
+        float *tmp = malloc((t->numel ? t->numel : 1) * sizeof(float));
+        if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+        lt_st_to_f32(tmp, t);
+        note_dtype(L, t);
+        rc = check_finite(tmp, t->numel, t->name);
+        memset(dst, 0, size * sizeof(float));
+        for (size_t i = 0; i < rows && !rc; i++)
+            for (size_t j = 0; j < cols; j++) dst[LT_PACKED_AT(rows, i, j)] = tmp[i * cols + j];
+        free(tmp);
+        return rc;
+    }
     out->kind = t->dtype == LT_DT_F16 ? LT_H_F16 : LT_H_BF16;
     uint16_t *dst = L->next16;
-    L->count16 += t->numel;
+    L->count16 += size;
     if (!dst) return LT_OK;
-    L->next16 += t->numel;
+    L->next16 += size;
     out->h = dst;
     note_dtype(L, t);
-    for (size_t i = 0; i < t->numel; i++) {
-        dst[i] = (uint16_t)(t->data[2 * i] | t->data[2 * i + 1] << 8); /* little-endian */
-        if (!isfinite(lt_half_to_f32(dst[i], out->kind)))
+    if (pack) memset(dst, 0, size * sizeof *dst);
+    for (size_t k = 0; k < t->numel; k++) {
+        const uint16_t v = (uint16_t)(t->data[2 * k] | t->data[2 * k + 1] << 8); /* little-endian */
+        if (!isfinite(lt_half_to_f32(v, out->kind)))
             return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", t->name);
+        dst[pack ? LT_PACKED_AT(rows, k / cols, k % cols) : k] = v;
     }
     return LT_OK;
 }

@@ -55,7 +55,7 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
         s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
-        s->panel = malloc((size_t)LT_PANEL_COLS * (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model) *
+        s->panel = malloc((size_t)LT_PANEL * (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model) *
                           sizeof(float));
         ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
              s->sample_probs && s->sample_order && s->logits_backup && s->panel;

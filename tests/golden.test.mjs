@@ -172,8 +172,11 @@ test('tensor list: every name with symbolic dims, and shapes only once captured'
 test('16-bit weights stay 16-bit in memory and give exactly the f32 results', () => {
   for (const [name, kind] of [['gpt2-tiny-f16', 'F16'], ['gpt2-odd-bf16', 'BF16']]) {
     const { prompt } = readGolden(name);
-    const kept = L.loadModel(readFixture(name));
+    const kept = L.loadModel({ ...readFixture(name), precision: 'stored' });
     const wide = L.loadModel({ ...readFixture(name), precision: 'f32' });
+    const auto = L.loadModel(readFixture(name));
+    assert.equal(auto.info.weights_in_memory, 'F32', 'a small model is widened by default');
+    auto.free();
     assert.equal(kept.info.weights_in_memory, kind);
     assert.equal(wide.info.weights_in_memory, 'F32');
     assert.ok(kept.info.weight_bytes < 0.6 * wide.info.weight_bytes,
@@ -190,5 +193,5 @@ test('16-bit weights stay 16-bit in memory and give exactly the f32 results', ()
     kept.free();
     wide.free();
   }
-  assert.throws(() => L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'f8' }), /precision must be 'stored' or 'f32'/);
+  assert.throws(() => L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'f8' }), /precision must be 'auto', 'stored' or 'f32'/);
 });

@@ -112,11 +112,13 @@ class Lantern {
   /**
    * Load a model from the contents of its config.json (string, Uint8Array or ArrayBuffer) and
    * model.safetensors (Uint8Array or ArrayBuffer). `maxWeightBytes` caps the loaded size;
-   * `precision`: 'stored' (default: F16/BF16 weight matrices stay 16-bit in memory, with the
-   * same results) or 'f32' (every weight widened at load).
+   * `precision`, the same results in every case: 'stored' (F16/BF16 weight matrices stay 16-bit
+   * in memory), 'f32' (every weight widened at load), or 'auto' (the default: 'stored' when the
+   * widened weights would pass 64 MB).
    */
-  loadModel({ config, weights, maxWeightBytes = 0, precision = 'stored' }) {
-    if (precision !== 'stored' && precision !== 'f32') throw new LanternError(`precision must be 'stored' or 'f32', not ${precision}`);
+  loadModel({ config, weights, maxWeightBytes = 0, precision = 'auto' }) {
+    const precisions = { auto: 0, f32: 1, stored: 2 };
+    if (!(precision in precisions)) throw new LanternError(`precision must be 'auto', 'stored' or 'f32', not ${precision}`);
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
     const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
     const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);
@@ -126,7 +128,7 @@ class Lantern {
     try {
       wPtr = this.copyIn(weightBytes);
       const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes,
-        precision === 'f32' ? 1 : 0) >>> 0;
+        precisions[precision]) >>> 0;
       if (!handle) throw this.lastError();
       return new Model(this, handle);
     } finally {

@@ -23,9 +23,23 @@ void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, in
 typedef enum { LT_H_F16, LT_H_BF16 } lt_half_kind;
 
 float lt_half_to_f32(uint16_t h, lt_half_kind kind);
-/* lt_matmul_ref with w [d_in, d_out] in 16 bits. */
-void lt_matmul_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                     const float *bias, int32_t n, int32_t d_in, int32_t d_out);
+
+/* Packed weights: a [d_in, d_out] matrix repacked at load into column panels of LT_PANEL
+ * columns, each panel contiguous, [ceil(d_out / LT_PANEL)][d_in][LT_PANEL] (the last panel padded
+ * with zeros), so that a kernel streams every panel front to back instead of striding across
+ * rows. The sums run over d_in in order: results equal lt_matmul_ref's on the unpacked matrix. */
+#define LT_PANEL 16
+/* index of w[i][j] in the packed layout */
+#define LT_PACKED_AT(d_in, i, j) \
+    ((size_t)((j) / LT_PANEL) * (size_t)(d_in) * LT_PANEL + (size_t)(i) * LT_PANEL + (size_t)((j) % LT_PANEL))
+/* floats (or 16-bit values) a packed [d_in, d_out] matrix takes */
+#define LT_PACKED_SIZE(d_in, d_out) ((size_t)(((d_out) + LT_PANEL - 1) / LT_PANEL) * LT_PANEL * (size_t)(d_in))
+
+void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                          int32_t d_in, int32_t d_out);
+/* the same with 16-bit packed weights */
+void lt_matmul_packed_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                            const float *bias, int32_t n, int32_t d_in, int32_t d_out);
 /* lt_matmul_nt_ref with w [d_out, d_in] in 16 bits. */
 void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
                         int32_t n, int32_t d_in, int32_t d_out);
@@ -70,26 +84,30 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
                        int32_t d_out);
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch);
-/* panel: scratch of LT_PANEL_COLS * d_in floats, where the SIMD kernel widens a block of
- * columns once for all rows of a prefill (the reference ignores it) */
-void lt_matmul_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                      const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *panel);
+void lt_matmul_packed_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                           int32_t d_in, int32_t d_out);
+/* scratch: LT_PANEL * max(d_in, d_out) floats, where a panel (or block of rows) of 16-bit
+ * weights is widened once for all rows of a prefill (the reference kernels ignore it) */
+void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                             const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *scratch);
 void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                         int32_t n, int32_t d_in, int32_t d_out);
+                         int32_t n, int32_t d_in, int32_t d_out, float *scratch);
 #define lt_k_matmul lt_matmul_simd
 #define lt_k_matmul_nt lt_matmul_nt_simd
 #define lt_k_attention lt_attention_simd
-#define lt_k_matmul_h lt_matmul_h_simd
+#define lt_k_matmul_packed lt_matmul_packed_simd
+#define lt_k_matmul_packed_h lt_matmul_packed_h_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
 #else
 #define lt_k_matmul lt_matmul_ref
 #define lt_k_matmul_nt lt_matmul_nt_ref
 #define lt_k_attention lt_attention_ref
-#define lt_k_matmul_h(out, in, w, kind, bias, n, d_in, d_out, panel) \
-    ((void)(panel), lt_matmul_h_ref(out, in, w, kind, bias, n, d_in, d_out))
-#define lt_k_matmul_nt_h lt_matmul_nt_h_ref
+#define lt_k_matmul_packed lt_matmul_packed_ref
+#define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
+    ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
+#define lt_k_matmul_nt_h(out, in, w, kind, n, d_in, d_out, scratch) \
+    ((void)(scratch), lt_matmul_nt_h_ref(out, in, w, kind, n, d_in, d_out))
 #endif
-#define LT_PANEL_COLS 8
 #define lt_k_layernorm lt_layernorm_ref
 #define lt_k_gelu_tanh lt_gelu_tanh_ref
 #define lt_k_gelu_erf lt_gelu_erf_ref

@@ -53,17 +53,25 @@ float lt_half_to_f32(uint16_t h, lt_half_kind kind) {
     return f;
 }
 
-void lt_matmul_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                     const float *bias, int32_t n, int32_t d_in, int32_t d_out) {
+void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                          int32_t d_in, int32_t d_out) {
     for (int32_t t = 0; t < n; t++) {
         float *o = out + (size_t)t * d_out;
         const float *x = in + (size_t)t * d_in;
         for (int32_t j = 0; j < d_out; j++) o[j] = bias ? bias[j] : 0.0f;
-        for (int32_t i = 0; i < d_in; i++) {
-            const float xi = x[i];
-            const uint16_t *wr = w + (size_t)i * d_out;
-            for (int32_t j = 0; j < d_out; j++) o[j] += xi * lt_half_to_f32(wr[j], kind);
-        }
+        for (int32_t i = 0; i < d_in; i++)
+            for (int32_t j = 0; j < d_out; j++) o[j] += x[i] * w[LT_PACKED_AT(d_in, i, j)];
+    }
+}
+
+void lt_matmul_packed_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                            const float *bias, int32_t n, int32_t d_in, int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        float *o = out + (size_t)t * d_out;
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) o[j] = bias ? bias[j] : 0.0f;
+        for (int32_t i = 0; i < d_in; i++)
+            for (int32_t j = 0; j < d_out; j++) o[j] += x[i] * lt_half_to_f32(w[LT_PACKED_AT(d_in, i, j)], kind);
     }
 }
 

@@ -170,112 +170,134 @@ static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_h
     *hi = widen4(wasm_u32x4_extend_high_u16x8(h), kind);
 }
 
-static inline __attribute__((always_inline)) void matmul_h(float *out, const float *in, const uint16_t *w,
-                                                            lt_half_kind kind, const float *bias, int32_t n,
-                                                            int32_t d_in, int32_t d_out, float *panel) {
-    int32_t j = 0;
-    if (n >= 4) {
-        /* prefill: widen 8 columns once into the panel, then every row reads it as f32 */
-        for (; j + LT_PANEL_COLS <= d_out; j += LT_PANEL_COLS) {
-            for (int32_t i = 0; i < d_in; i++) {
-                v128_t lo, hi;
-                widen8(w + (size_t)i * d_out + j, kind, &lo, &hi);
-                wasm_v128_store(panel + 8 * i, lo);
-                wasm_v128_store(panel + 8 * i + 4, hi);
+/* One panel [d_in][LT_PANEL] of f32 weights against n rows: columns j .. j + cols of the output.
+ * Tiles of 4 rows x 8 columns (8 accumulators: more spill in V8), then single rows x 16. */
+static void panel_rows(float *out, const float *in, const float *p, const float *bpad, int32_t n,
+                       int32_t d_in, int32_t d_out, int32_t j, int32_t cols) {
+    int32_t t = 0;
+    for (; t + 4 <= n; t += 4) {
+        const float *x0 = in + (size_t)t * d_in, *x1 = x0 + d_in, *x2 = x1 + d_in, *x3 = x2 + d_in;
+        for (int32_t half = 0; half < 2 && 8 * half < cols; half++) {
+            const int32_t c0 = 8 * half;
+            v128_t a00 = wasm_v128_load(bpad + c0), a01 = wasm_v128_load(bpad + c0 + 4);
+            v128_t a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
+            const float *wp = p + c0;
+            for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
+                const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 4);
+                v128_t sc = wasm_f32x4_splat(x0[i]);
+                a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(sc, w0));
+                a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(sc, w1));
+                sc = wasm_f32x4_splat(x1[i]);
+                a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(sc, w0));
+                a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(sc, w1));
+                sc = wasm_f32x4_splat(x2[i]);
+                a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(sc, w0));
+                a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(sc, w1));
+                sc = wasm_f32x4_splat(x3[i]);
+                a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(sc, w0));
+                a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(sc, w1));
             }
-            int32_t t = 0;
-            for (; t + 4 <= n; t += 4) {
-                const float *x0 = in + (size_t)t * d_in, *x1 = x0 + d_in, *x2 = x1 + d_in, *x3 = x2 + d_in;
-                v128_t a00 = bias4(bias, j), a01 = bias4(bias, j + 4);
-                v128_t a10 = a00, a11 = a01, a20 = a00, a21 = a01, a30 = a00, a31 = a01;
-                const float *wp = panel;
-                for (int32_t i = 0; i < d_in; i++, wp += 8) {
-                    const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 4);
-                    v128_t sc = wasm_f32x4_splat(x0[i]);
-                    a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(sc, w0));
-                    a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(sc, w1));
-                    sc = wasm_f32x4_splat(x1[i]);
-                    a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(sc, w0));
-                    a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(sc, w1));
-                    sc = wasm_f32x4_splat(x2[i]);
-                    a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(sc, w0));
-                    a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(sc, w1));
-                    sc = wasm_f32x4_splat(x3[i]);
-                    a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(sc, w0));
-                    a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(sc, w1));
+            const v128_t acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+            const int32_t w = cols - c0 < 8 ? cols - c0 : 8;
+            for (int32_t r = 0; r < 4; r++) {
+                float *o = out + (size_t)(t + r) * d_out + j + c0;
+                if (w == 8) {
+                    wasm_v128_store(o, acc[r][0]);
+                    wasm_v128_store(o + 4, acc[r][1]);
+                } else {
+                    float tmp[8];
+                    wasm_v128_store(tmp, acc[r][0]);
+                    wasm_v128_store(tmp + 4, acc[r][1]);
+                    for (int32_t c = 0; c < w; c++) o[c] = tmp[c];
                 }
-                float *o = out + (size_t)t * d_out + j;
-                wasm_v128_store(o, a00); wasm_v128_store(o + 4, a01); o += d_out;
-                wasm_v128_store(o, a10); wasm_v128_store(o + 4, a11); o += d_out;
-                wasm_v128_store(o, a20); wasm_v128_store(o + 4, a21); o += d_out;
-                wasm_v128_store(o, a30); wasm_v128_store(o + 4, a31);
             }
-            for (; t < n; t++) {
-                const float *x = in + (size_t)t * d_in;
-                v128_t a0 = bias4(bias, j), a1 = bias4(bias, j + 4);
-                const float *wp = panel;
-                for (int32_t i = 0; i < d_in; i++, wp += 8) {
-                    const v128_t sc = wasm_f32x4_splat(x[i]);
-                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, wasm_v128_load(wp)));
-                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, wasm_v128_load(wp + 4)));
-                }
-                wasm_v128_store(out + (size_t)t * d_out + j, a0);
-                wasm_v128_store(out + (size_t)t * d_out + j + 4, a1);
-            }
-        }
-    } else {
-        /* decode: stream each weight once, widening 16 columns per step */
-        for (int32_t t = 0; t < n; t++) {
-            const float *x = in + (size_t)t * d_in;
-            float *o = out + (size_t)t * d_out;
-            int32_t jj = 0;
-            for (; jj + 16 <= d_out; jj += 16) {
-                v128_t a0 = bias4(bias, jj), a1 = bias4(bias, jj + 4), a2 = bias4(bias, jj + 8),
-                       a3 = bias4(bias, jj + 12);
-                const uint16_t *wp = w + jj;
-                for (int32_t i = 0; i < d_in; i++, wp += d_out) {
-                    const v128_t sc = wasm_f32x4_splat(x[i]);
-                    v128_t w0, w1, w2, w3;
-                    widen8(wp, kind, &w0, &w1);
-                    widen8(wp + 8, kind, &w2, &w3);
-                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
-                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
-                    a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, w2));
-                    a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, w3));
-                }
-                wasm_v128_store(o + jj, a0); wasm_v128_store(o + jj + 4, a1);
-                wasm_v128_store(o + jj + 8, a2); wasm_v128_store(o + jj + 12, a3);
-            }
-            for (; jj + 8 <= d_out; jj += 8) {
-                v128_t a0 = bias4(bias, jj), a1 = bias4(bias, jj + 4);
-                const uint16_t *wp = w + jj;
-                for (int32_t i = 0; i < d_in; i++, wp += d_out) {
-                    const v128_t sc = wasm_f32x4_splat(x[i]);
-                    v128_t w0, w1;
-                    widen8(wp, kind, &w0, &w1);
-                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
-                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
-                }
-                wasm_v128_store(o + jj, a0); wasm_v128_store(o + jj + 4, a1);
-            }
-            if (t == n - 1) j = jj;
         }
     }
-    /* column tail, scalar, in the reference's order */
-    for (int32_t t = 0; t < n; t++) {
+    for (; t < n; t++) {
         const float *x = in + (size_t)t * d_in;
-        for (int32_t c = j; c < d_out; c++) {
-            float sum = bias ? bias[c] : 0.0f;
-            for (int32_t i = 0; i < d_in; i++) sum += x[i] * lt_half_to_f32(w[(size_t)i * d_out + c], kind);
-            out[(size_t)t * d_out + c] = sum;
+        v128_t a0 = wasm_v128_load(bpad), a1 = wasm_v128_load(bpad + 4), a2 = wasm_v128_load(bpad + 8),
+               a3 = wasm_v128_load(bpad + 12);
+        const float *wp = p;
+        for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
+            const v128_t sc = wasm_f32x4_splat(x[i]);
+            a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, wasm_v128_load(wp)));
+            a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, wasm_v128_load(wp + 4)));
+            a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, wasm_v128_load(wp + 8)));
+            a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, wasm_v128_load(wp + 12)));
+        }
+        float *o = out + (size_t)t * d_out + j;
+        if (cols == LT_PANEL) {
+            wasm_v128_store(o, a0); wasm_v128_store(o + 4, a1);
+            wasm_v128_store(o + 8, a2); wasm_v128_store(o + 12, a3);
+        } else {
+            float tmp[LT_PANEL];
+            wasm_v128_store(tmp, a0); wasm_v128_store(tmp + 4, a1);
+            wasm_v128_store(tmp + 8, a2); wasm_v128_store(tmp + 12, a3);
+            for (int32_t c = 0; c < cols; c++) o[c] = tmp[c];
         }
     }
 }
 
-void lt_matmul_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                      const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *panel) {
-    if (kind == LT_H_BF16) matmul_h(out, in, w, LT_H_BF16, bias, n, d_in, d_out, panel);
-    else matmul_h(out, in, w, LT_H_F16, bias, n, d_in, d_out, panel);
+/* The bias of columns j .. j + cols, zero-padded to a panel. */
+static void panel_bias(float bpad[LT_PANEL], const float *bias, int32_t j, int32_t cols) {
+    for (int32_t c = 0; c < LT_PANEL; c++) bpad[c] = bias && c < cols ? bias[j + c] : 0.0f;
+}
+
+void lt_matmul_packed_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                           int32_t d_in, int32_t d_out) {
+    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
+        const int32_t cols = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
+        float bpad[LT_PANEL];
+        panel_bias(bpad, bias, j, cols);
+        panel_rows(out, in, w + (size_t)(j / LT_PANEL) * d_in * LT_PANEL, bpad, n, d_in, d_out, j, cols);
+    }
+}
+
+static inline __attribute__((always_inline)) void matmul_packed_h(float *out, const float *in, const uint16_t *w,
+                                                                   lt_half_kind kind, const float *bias, int32_t n,
+                                                                   int32_t d_in, int32_t d_out, float *scratch) {
+    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
+        const int32_t cols = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
+        const uint16_t *p = w + (size_t)(j / LT_PANEL) * d_in * LT_PANEL;
+        float bpad[LT_PANEL];
+        panel_bias(bpad, bias, j, cols);
+        if (n >= 4) { /* prefill: widen the panel once, then every row reads it as f32 */
+            for (int32_t i = 0; i < d_in * LT_PANEL; i += 8) {
+                v128_t lo, hi;
+                widen8(p + i, kind, &lo, &hi);
+                wasm_v128_store(scratch + i, lo);
+                wasm_v128_store(scratch + i + 4, hi);
+            }
+            panel_rows(out, in, scratch, bpad, n, d_in, d_out, j, cols);
+            continue;
+        }
+        for (int32_t t = 0; t < n; t++) { /* decode: stream the panel, widening as it goes */
+            const float *x = in + (size_t)t * d_in;
+            v128_t a0 = wasm_v128_load(bpad), a1 = wasm_v128_load(bpad + 4), a2 = wasm_v128_load(bpad + 8),
+                   a3 = wasm_v128_load(bpad + 12);
+            const uint16_t *wp = p;
+            for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
+                const v128_t sc = wasm_f32x4_splat(x[i]);
+                v128_t w0, w1, w2, w3;
+                widen8(wp, kind, &w0, &w1);
+                widen8(wp + 8, kind, &w2, &w3);
+                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
+                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
+                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, w2));
+                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, w3));
+            }
+            float tmp[LT_PANEL];
+            wasm_v128_store(tmp, a0); wasm_v128_store(tmp + 4, a1);
+            wasm_v128_store(tmp + 8, a2); wasm_v128_store(tmp + 12, a3);
+            for (int32_t c = 0; c < cols; c++) out[(size_t)t * d_out + j + c] = tmp[c];
+        }
+    }
+}
+
+void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                             const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *scratch) {
+    if (kind == LT_H_BF16) matmul_packed_h(out, in, w, LT_H_BF16, bias, n, d_in, d_out, scratch);
+    else matmul_packed_h(out, in, w, LT_H_F16, bias, n, d_in, d_out, scratch);
 }
 
 /* The same order of additions as lt_matmul_nt_simd (four lanes over i, then the tail), so the
@@ -319,9 +341,30 @@ static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const 
 }
 
 void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                         int32_t n, int32_t d_in, int32_t d_out) {
-    if (kind == LT_H_BF16) matmul_nt_h(out, in, w, LT_H_BF16, n, d_in, d_out);
-    else matmul_nt_h(out, in, w, LT_H_F16, n, d_in, d_out);
+                         int32_t n, int32_t d_in, int32_t d_out, float *scratch) {
+    if (n < 4) {
+        if (kind == LT_H_BF16) matmul_nt_h(out, in, w, LT_H_BF16, n, d_in, d_out);
+        else matmul_nt_h(out, in, w, LT_H_F16, n, d_in, d_out);
+        return;
+    }
+    /* many rows: widen LT_PANEL weight rows at a time, once for all input rows; dot() sums in
+     * the order lt_matmul_nt_simd does */
+    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
+        const int32_t rows = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
+        const uint16_t *src = w + (size_t)j * d_in;
+        const size_t count = (size_t)rows * d_in;
+        size_t i = 0;
+        for (; i + 8 <= count; i += 8) {
+            v128_t lo, hi;
+            widen8(src + i, kind, &lo, &hi);
+            wasm_v128_store(scratch + i, lo);
+            wasm_v128_store(scratch + i + 4, hi);
+        }
+        for (; i < count; i++) scratch[i] = lt_half_to_f32(src[i], kind);
+        for (int32_t t = 0; t < n; t++)
+            for (int32_t r = 0; r < rows; r++)
+                out[(size_t)t * d_out + j + r] = dot(in + (size_t)t * d_in, scratch + (size_t)r * d_in, d_in);
+    }
 }
 
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,

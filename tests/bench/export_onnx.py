@@ -2,6 +2,7 @@
 (outside git; reused while they exist).
 
     /usr/bin/python3 tests/bench/export_onnx.py random-gpt2-small OUT_DIR   # random GPT-2 small
+    /usr/bin/python3 tests/bench/export_onnx.py f16 MODEL_DIR OUT_DIR         # the same weights in F16
     /usr/bin/python3 tests/bench/export_onnx.py onnx MODEL_DIR OUT.onnx     # a GPT-2 folder to ONNX
 
 The random model has GPT-2 small's shape (12 layers, 12 heads, d_model 768, vocabulary 50257,
@@ -109,10 +110,20 @@ def export(folder, out):
         assert (got - want).abs().max() < 1e-3, (got - want).abs().max()
 
 
+def to_f16(folder, out):
+    os.makedirs(out, exist_ok=True)
+    tensors, meta = safetensors_io.load(os.path.join(folder, "model.safetensors"))
+    safetensors_io.save(os.path.join(out, "model.safetensors"), {k: v.to(torch.float16) for k, v in tensors.items()}, meta)
+    with open(os.path.join(folder, "config.json")) as f, open(os.path.join(out, "config.json"), "w") as g:
+        g.write(f.read())
+
+
 if __name__ == "__main__":
     torch.set_num_threads(2)
     if sys.argv[1] == "random-gpt2-small":
         random_gpt2_small(sys.argv[2])
+    elif sys.argv[1] == "f16":
+        to_f16(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "onnx":
         export(sys.argv[2], sys.argv[3])
     else:

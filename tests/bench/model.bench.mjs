@@ -51,7 +51,12 @@ function ensureModels() {
     console.log('making the random GPT-2-small-shaped model (build/bench/gpt2-small-random) ...');
     execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'random-gpt2-small', random], { stdio: 'inherit' });
   }
-  models.push({ name: 'GPT-2 small shape (random)', dir: random, onnx: `${BENCH}gpt2-small-random.onnx` });
+  models.push({ name: 'GPT-2 small shape, F32', dir: random, onnx: `${BENCH}gpt2-small-random.onnx` });
+  const half = `${BENCH}gpt2-small-random-f16/`;
+  if (!existsSync(`${half}model.safetensors`)) {
+    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'f16', random, half], { stdio: 'inherit' });
+  }
+  models.push({ name: 'GPT-2 small shape, F16', dir: half, onnx: `${BENCH}gpt2-small-random-f16.onnx` });
   for (const name of ['austen', 'poetry', 'induction']) {
     models.push({ name, dir: `${ROOT}weights/${name}/`, onnx: `${BENCH}${name}.onnx`, shipped: true });
   }
@@ -77,12 +82,13 @@ function argmax(a, from = 0, n = a.length - from) {
 async function lanternModel(m) {
   const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`) });
   const { n_vocab: V, n_ctx: C } = model.info;
-  const prompt = promptIds(V, Math.min(PREFILL, C - DECODE));
+  const prompt = promptIds(V, Math.min(PREFILL, C / 2));
+  const steps = Math.min(DECODE, C - prompt.length);
   const session = model.createSession();
   const prefill = await timeRuns(() => { session.reset(); session.forward(prompt); });
   const decode = await timeRuns(() => {
     session.rewind(prompt.length);
-    for (let k = 0; k < DECODE; k++) session.step(session.sample({ temperature: 0 }));
+    for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
   });
   let capture = null;
   if (m.shipped) {
@@ -91,12 +97,13 @@ async function lanternModel(m) {
     capture = withHooks.median / prefill.median - 1;
     all.free();
   }
+  const memory = model.info.weights_in_memory;
   session.free();
   model.free();
-  return { prefill, decode, capture, n: prompt.length };
+  return { prefill, decode, capture, n: prompt.length, steps, memory };
 }
 
-async function ortModel(m, n) {
+async function ortModel(m, n, steps) {
   const cfg = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
   const H = cfg.n_head, dh = cfg.n_embd / cfg.n_head, Lyr = cfg.n_layer, V = cfg.vocab_size;
   const session = await ort.InferenceSession.create(readFileSync(m.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
@@ -109,7 +116,7 @@ async function ortModel(m, n) {
   const prefill = await timeRuns(async () => { cache = await run(prompt, empty); });
   const decode = await timeRuns(async () => {
     let out = cache;
-    for (let k = 0; k < DECODE; k++) {
+    for (let k = 0; k < steps; k++) {
       const last = out.logits.dims[1] - 1;
       const id = argmax(out.logits.data, last * V, V);
       out = await run([id], out.present);
@@ -164,12 +171,12 @@ console.log(`\nlantern vs onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm, 
 const rows = [];
 for (const m of models) {
   const mine = await lanternModel(m);
-  const theirs = await ortModel(m, mine.n);
+  const theirs = await ortModel(m, mine.n, mine.steps);
   rows.push({ m, mine, theirs });
-  const tps = (t) => DECODE / (t / 1000);
-  console.log(`${pad(m.name, 28)} prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
+  const tps = (t) => mine.steps / (t / 1000);
+  console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
     `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
-    `decode ${DECODE}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
+    `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
     `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}%` : ''));
 }
 
@@ -185,14 +192,14 @@ for (const r of k.matmul) {
 // the one table
 const big = rows[0];
 const weightBytes = statSync(`${big.m.dir}model.safetensors`).size;
-const decodeGBs = (weightBytes / 1e9) * (DECODE / (big.mine.decode.median / 1000));
+const decodeGBs = (weightBytes / 1e9) * (big.mine.steps / (big.mine.decode.median / 1000));
 const m128 = k.matmul.filter((r) => r.M === PREFILL);
 const m128mean = m128.reduce((s, r) => s + r.gflops, 0) / m128.length;
-console.log('\n| model | lantern prefill 128 (ms) | onnxruntime-web prefill (ms) | prefill ratio | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode ratio |');
-console.log('| --- | --- | --- | --- | --- | --- | --- |');
+console.log('\n| model (lantern\'s weights in memory) | prompt | lantern prefill (ms) | onnxruntime-web prefill (ms) | prefill speed-up | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode speed-up |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const { m, mine, theirs } of rows) {
-  const tps = (t) => DECODE / (t.median / 1000);
-  console.log(`| ${m.name} | ${num(mine.prefill.median)} | ${num(theirs.prefill.median)} | ${num(theirs.prefill.median / mine.prefill.median, 2)} | ` +
+  const tps = (t) => mine.steps / (t.median / 1000);
+  console.log(`| ${m.name} (${mine.memory}) | ${mine.n} | ${num(mine.prefill.median)} | ${num(theirs.prefill.median)} | ${num(theirs.prefill.median / mine.prefill.median, 2)} | ` +
     `${num(tps(mine.decode))} | ${num(tps(theirs.decode))} | ${num(tps(mine.decode) / tps(theirs.decode), 2)} |`);
 }
 console.log(`\nGPT-2 small shape: matmul at M=128 averages ${num(m128mean)} GFLOP/s = ${num(100 * m128mean / k.madd)}% of the multiply-add ceiling; ` +

@@ -89,24 +89,37 @@ static uint16_t *rand_halves(size_t n, lt_half_kind kind) {
     return p;
 }
 
-/* 16-bit weights: the results equal the f32 kernels' on the widened weights, bit for bit. */
+/* Packed and 16-bit weights: the results equal the f32 kernels' on the unpacked, widened weights,
+ * bit for bit. */
 static void test_matmul_h(int n, int d_in, int d_out, bool with_bias, lt_half_kind kind) {
     float *x = rand_array((size_t)n * d_in), *bias = with_bias ? rand_array((size_t)d_out) : NULL;
     uint16_t *wh = rand_halves((size_t)d_in * d_out, kind);
-    float *w = malloc((size_t)d_in * d_out * sizeof *w + 4);
-    for (size_t i = 0; i < (size_t)d_in * d_out; i++) w[i] = lt_half_to_f32(wh[i], kind);
+    const size_t packed = LT_PACKED_SIZE(d_in, d_out);
+    float *w = malloc((size_t)d_in * d_out * sizeof *w + 4), *wp = malloc(packed * sizeof *wp);
+    uint16_t *whp = malloc(packed * sizeof *whp);
+    for (size_t k = 0; k < packed; k++) wp[k] = frand(), whp[k] = 0x7bff; /* padding is never read as data */
+    for (int i = 0; i < d_in; i++)
+        for (int j = 0; j < d_out; j++) {
+            const uint16_t h = wh[(size_t)i * d_out + j];
+            w[(size_t)i * d_out + j] = wp[LT_PACKED_AT(d_in, i, j)] = lt_half_to_f32(h, kind);
+            whp[LT_PACKED_AT(d_in, i, j)] = h;
+        }
     float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
-    float *panel = rand_array((size_t)LT_PANEL_COLS * d_in);
+    float *scratch = rand_array((size_t)LT_PANEL * (size_t)(d_in > d_out ? d_in : d_out));
     const char *k = kind == LT_H_F16 ? "f16" : "bf16";
     char what[64];
-    lt_matmul_h_simd(a, x, wh, kind, bias, n, d_in, d_out, panel);
     lt_matmul_ref(b, x, w, bias, n, d_in, d_out);
-    snprintf(what, sizeof what, "matmul_h %s simd", k);
+    lt_matmul_packed_simd(a, x, wp, bias, n, d_in, d_out);
+    expect_close("matmul_packed simd", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_packed_ref(a, x, wp, bias, n, d_in, d_out);
+    expect_close("matmul_packed ref", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    lt_matmul_packed_h_simd(a, x, whp, kind, bias, n, d_in, d_out, scratch);
+    snprintf(what, sizeof what, "matmul_packed_h %s simd", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
-    lt_matmul_h_ref(a, x, wh, kind, bias, n, d_in, d_out);
-    snprintf(what, sizeof what, "matmul_h %s ref", k);
+    lt_matmul_packed_h_ref(a, x, whp, kind, bias, n, d_in, d_out);
+    snprintf(what, sizeof what, "matmul_packed_h %s ref", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
-    lt_matmul_nt_h_simd(a, x, wh, kind, n, d_in, d_out);
+    lt_matmul_nt_h_simd(a, x, wh, kind, n, d_in, d_out, scratch);
     lt_matmul_nt_simd(b, x, w, n, d_in, d_out);
     snprintf(what, sizeof what, "matmul_nt_h %s simd", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
@@ -114,7 +127,7 @@ static void test_matmul_h(int n, int d_in, int d_out, bool with_bias, lt_half_ki
     lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
     snprintf(what, sizeof what, "matmul_nt_h %s ref", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
-    free(x); free(bias); free(wh); free(w); free(a); free(b); free(panel);
+    free(x); free(bias); free(wh); free(w); free(wp); free(whp); free(a); free(b); free(scratch);
 }
 
 static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool causal, bool padded) {
@@ -175,14 +188,14 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
                 test_matmul_h(ns[a], dins[b], douts[c], (a + b) % 2 == 0, (a + b + c) % 2 ? LT_H_F16 : LT_H_BF16);
     /* every half: the SIMD widening against the scalar definition */
     {
-        uint16_t all[8];
-        float got[8];
-        for (uint32_t h = 0; h < 0x10000; h += 8) {
-            for (int i = 0; i < 8; i++) all[i] = (uint16_t)(h + i);
+        uint16_t all[LT_PANEL];
+        float got[LT_PANEL];
+        for (uint32_t h = 0; h < 0x10000; h += LT_PANEL) {
+            for (int i = 0; i < LT_PANEL; i++) all[i] = (uint16_t)(h + i);
             if (((h >> 10) & 0x1F) == 0x1F) continue; /* inf and NaN never reach the kernels */
             float one = 1.0f;
-            lt_matmul_h_simd(got, &one, all, LT_H_F16, NULL, 1, 1, 8, NULL);
-            for (int i = 0; i < 8; i++) {
+            lt_matmul_packed_h_simd(got, &one, all, LT_H_F16, NULL, 1, 1, LT_PANEL, NULL);
+            for (int i = 0; i < LT_PANEL; i++) {
                 float want = lt_half_to_f32(all[i], LT_H_F16);
                 if (memcmp(&got[i], &want, 4) != 0 && !(got[i] == 0 && want == 0)) {
                     failures++;
