@@ -85,7 +85,7 @@ deps-bench:
 build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c $(HEADERS) | deps-build
 	@mkdir -p build
 	$(EMCC) $(CFLAGS_COMMON) -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
-	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
+	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_packed_size,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
 	  tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
 
 serve: web/lantern.wasm deps-node

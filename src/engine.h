@@ -76,6 +76,8 @@ typedef struct lt_mat {
     const uint16_t *h;
     lt_half_kind kind; /* of h */
     bool packed;
+    const int8_t *q;   /* 8-bit: (d_out, d_in), whichever way the file stored it */
+    const float *qs;   /* (d_out, d_in / LT_Q8_BLOCK) the scale of each block of q */
 } lt_mat;
 
 typedef struct lt_gpt2_layer {
@@ -129,6 +131,9 @@ typedef struct lt_loader {
     float *next;        /* where the next tensor goes in the arena; NULL while counting */
     size_t count;       /* floats taken so far */
     bool keep16;        /* lt_take_mat keeps F16 and BF16 matrices in 16 bits */
+    bool q8;            /* lt_take_mat quantizes matrices to 8 bits where d_in allows */
+    int8_t *next8;      /* where the next 8-bit matrix goes; NULL while counting */
+    size_t count8;      /* 8-bit values taken so far */
     uint16_t *next16;   /* where the next 16-bit matrix goes; NULL while counting */
     size_t count16;     /* 16-bit values taken so far */
     const char *dtype;  /* the dtype seen so far, or "mixed" */
@@ -145,8 +150,10 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
  * arena as [in_dim, n_rows]. */
 int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
                        size_t n_rows, float **out);
-/* A matrix stored as [rows, cols]: kept in 16 bits when the file has it so and L->keep16,
- * else converted to f32; packed into column panels when `pack` (for lt_k_matmul_packed). */
+/* A matrix stored as [rows, cols]: quantized to 8 bits when L->q8 (and its input width is a
+ * multiple of LT_Q8_BLOCK), else kept in 16 bits when the file has it so and L->keep16, else
+ * converted to f32. `pack`: a Conv1D weight [d_in, d_out], packed into column panels (for
+ * lt_k_matmul_packed); else an [d_out, d_in] matrix (for lt_k_matmul_nt). */
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
@@ -184,6 +191,7 @@ struct lt_model {
 
     float *arena;        /* every f32 weight above lives in this one allocation */
     uint16_t *arena16;   /* and every 16-bit one in this */
+    int8_t *arena8;      /* and every 8-bit one in this */
     size_t weight_bytes; /* of both arenas */
 
     const lt_hook_def *hooks;
@@ -241,6 +249,8 @@ struct lt_session {
     uint64_t rng;
     float *sample_probs;    /* (n_vocab) */
     float *panel;           /* (LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
+    int16_t *q8_x;          /* (max(d_model, d_mlp)) an input row quantized for 8-bit weights */
+    float *q8_s;            /* (max(d_model, d_mlp) / LT_Q8_BLOCK) its block scales */
     float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;

@@ -132,12 +132,14 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     const bool keep16 = wte && (wte->dtype == LT_DT_F16 || wte->dtype == LT_DT_BF16) &&
                         (params->precision == LT_PRECISION_STORED ||
                          (params->precision == LT_PRECISION_AUTO && 4.0 * floats > 64e6));
-    const double estimate = (keep16 ? 2.0 : 4.0) * floats;
+    const bool q8 = params->precision == LT_PRECISION_INT8;
+    const double estimate = (q8 ? 1.2 : keep16 ? 2.0 : 4.0) * floats;
     if (estimate > (double)params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "model too large: its weights need %.2f GB in %s, more than the %.2f GB "
-                       "allowed", estimate / 1e9, keep16 ? "16 bits" : "f32", (double)params->max_weight_bytes / 1e9);
-    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_STORED)
+                       "allowed", estimate / 1e9, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
+                       (double)params->max_weight_bytes / 1e9);
+    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_INT8)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
     size_t n_params;
     if (!count_params(m, &n_params))
@@ -146,21 +148,23 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     m->n_params = n_params;
     m->layers = calloc((size_t)m->n_layer, sizeof *m->layers);
     if (!m->layers) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
-    lt_loader L = {.st = st, .prefix = "transformer.", .keep16 = keep16};
+    lt_loader L = {.st = st, .prefix = "transformer.", .keep16 = keep16, .q8 = q8};
     if ((rc = take_all(m, &L))) return rc; /* counting: checks every name, dtype and shape */
     size_t bytes, bytes16;
     if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
-        !lt_add_size(bytes, bytes16, &m->weight_bytes))
+        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
     if (m->weight_bytes > params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %.2f GB, more than the %.2f GB allowed",
                        (double)m->weight_bytes / 1e9, (double)params->max_weight_bytes / 1e9);
     m->arena = malloc(bytes ? bytes : 1);
     m->arena16 = malloc(bytes16 ? bytes16 : 1);
-    if (!m->arena || !m->arena16)
+    m->arena8 = malloc(L.count8 ? L.count8 : 1);
+    if (!m->arena || !m->arena16 || !m->arena8)
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
                        (double)m->weight_bytes / 1e9);
-    lt_loader W = {.st = st, .next = m->arena, .prefix = "transformer.", .keep16 = keep16, .next16 = m->arena16};
+    lt_loader W = {.st = st, .next = m->arena, .prefix = "transformer.", .keep16 = keep16, .next16 = m->arena16,
+                   .q8 = q8, .next8 = m->arena8};
     if ((rc = take_all(m, &W))) return rc;
     m->weights_dtype = W.dtype;
     m->hooks = lt_gpt2_hooks;
@@ -182,14 +186,17 @@ static void activate(const lt_model *m, float *x, int64_t n) {
 /* out[n, d_out] = in @ w + bias, whatever w is stored as */
 static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
-    if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
+    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, s->q8_x, s->q8_s);
+    else if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
     else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
 }
 
 /* out[n, n_vocab] = in @ lm_head^T */
 static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
     const lt_model *m = s->model;
-    if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
+    if (m->lm_head.q)
+        lt_k_q8_matmul(out, in, m->lm_head.q, m->lm_head.qs, NULL, n, m->d_model, m->n_vocab, s->q8_x, s->q8_s);
+    else if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
     else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab, s->panel);
 }
 
@@ -204,7 +211,11 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     for (int32_t t = 0; t < n; t++) {
         const float *pe = m->wpe + (size_t)(p0 + t) * d;
         float *xr = x + (size_t)t * d;
-        if (m->wte.f) {
+        if (m->wte.q) {
+            const int8_t *te = m->wte.q + (size_t)ids[t] * d;
+            const float *sc = m->wte.qs + (size_t)ids[t] * (d / LT_Q8_BLOCK);
+            for (int32_t i = 0; i < d; i++) xr[i] = (float)te[i] * sc[i / LT_Q8_BLOCK];
+        } else if (m->wte.f) {
             const float *te = m->wte.f + (size_t)ids[t] * d;
             for (int32_t i = 0; i < d; i++) xr[i] = te[i];
         } else {

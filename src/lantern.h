@@ -88,8 +88,13 @@ typedef struct lt_model lt_model;
  * product is computed in f32 on the exactly widened weights); everything else is f32.
  * LT_PRECISION_F32: every weight widened to f32 at load (faster for small models, whose
  * weights fit in the CPU's caches and for which widening costs more than it saves).
- * LT_PRECISION_AUTO (the default): STORED when the widened weights would pass 64 MB, else F32. */
-typedef enum { LT_PRECISION_AUTO = 0, LT_PRECISION_F32 = 1, LT_PRECISION_STORED = 2 } lt_precision;
+ * LT_PRECISION_AUTO (the default): STORED when the widened weights would pass 64 MB, else F32.
+ * LT_PRECISION_INT8 is the exception to "the same results": GPT-2 weight matrices (and the
+ * embedding) quantized at load to 8 bits in blocks of 32 with a scale each, multiplied with
+ * inputs quantized to 16 bits per block: a quarter of the f32 bytes, with a small error (matrices
+ * whose input width is not a multiple of 32 stay f32). */
+typedef enum { LT_PRECISION_AUTO = 0, LT_PRECISION_F32 = 1, LT_PRECISION_STORED = 2,
+               LT_PRECISION_INT8 = 3 } lt_precision;
 
 typedef struct lt_model_params {
     /* Refuse a model whose weights would need more than this many bytes once loaded, before

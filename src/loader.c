@@ -125,6 +125,38 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
     int32_t rc = find(L, name, 2, shape, &t);
     if (rc) return rc;
     memset(out, 0, sizeof *out);
+    const size_t d_in = pack ? rows : cols, d_out = pack ? cols : rows;
+    if (L->q8 && d_in % LT_Q8_BLOCK == 0) {
+        const size_t nb = d_in / LT_Q8_BLOCK;
+        int8_t *q = L->next8;
+        float *scales = lt_loader_alloc(L, d_out * nb);
+        L->count8 += t->numel;
+        if (!q) return LT_OK;
+        L->next8 += t->numel;
+        out->q = q;
+        out->qs = scales;
+        float *w = malloc((t->numel ? t->numel : 1) * sizeof(float));
+        if (!w) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+        lt_st_to_f32(w, t);
+        note_dtype(L, t);
+        rc = check_finite(w, t->numel, t->name);
+        for (size_t j = 0; j < d_out && !rc; j++)
+            for (size_t b = 0; b < nb; b++) {
+                /* w[j][i] is w[i * cols + j] for a Conv1D weight, w[j * cols + i] otherwise */
+#define AT(i) (pack ? w[(i) * cols + j] : w[j * cols + (i)])
+                float max = 0.0f;
+                for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = fmaxf(max, fabsf(AT(i)));
+                const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
+                scales[j * nb + b] = scale;
+                for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
+                    long v = lrintf(AT(i) * inv);
+                    q[j * d_in + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+                }
+#undef AT
+            }
+        free(w);
+        return rc;
+    }
     out->packed = pack;
     const bool half = L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16);
     const size_t size = pack ? LT_PACKED_SIZE(rows, cols) : t->numel;

@@ -25,7 +25,7 @@ static const char *in_memory(const lt_model *m) {
             mats[0] = &y->qkv_w, mats[1] = &y->attn_proj_w, mats[2] = &y->fc_w, mats[3] = &y->mlp_proj_w;
         }
         for (int i = 0; i < 4; i++) {
-            const char *k = mats[i]->f ? "F32" : mats[i]->kind == LT_H_F16 ? "F16" : "BF16";
+            const char *k = mats[i]->q ? "INT8" : mats[i]->f ? "F32" : mats[i]->kind == LT_H_F16 ? "F16" : "BF16";
             if (seen && strcmp(seen, k)) return "mixed";
             seen = k;
         }
@@ -111,6 +111,7 @@ void lt_model_free(lt_model *m) {
     if (!m) return;
     free(m->arena);
     free(m->arena16);
+    free(m->arena8);
     free(m->layers);
     free(m->enc);
     free(m->dec);

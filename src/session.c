@@ -57,8 +57,11 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
         s->panel = malloc((size_t)LT_PANEL * (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model) *
                           sizeof(float));
+        const size_t widest = (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
+        s->q8_x = malloc(widest * sizeof *s->q8_x);
+        s->q8_s = malloc((widest / LT_Q8_BLOCK + 1) * sizeof *s->q8_s);
         ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
-             s->sample_probs && s->sample_order && s->logits_backup && s->panel;
+             s->sample_probs && s->sample_order && s->logits_backup && s->panel && s->q8_x && s->q8_s;
     }
     if (ok && is_encoder_decoder(m)) {
         s->src_tokens = malloc((size_t)m->n_ctx * sizeof *s->src_tokens);
@@ -92,6 +95,8 @@ void lt_session_free(lt_session *s) {
     free(s->sample_order);
     free(s->logits_backup);
     free(s->panel);
+    free(s->q8_x);
+    free(s->q8_s);
     free(s->src_tokens);
     free(s->src_valid);
     free(s->cross_k);

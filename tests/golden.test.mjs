@@ -193,5 +193,41 @@ test('16-bit weights stay 16-bit in memory and give exactly the f32 results', ()
     kept.free();
     wide.free();
   }
-  assert.throws(() => L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'f8' }), /precision must be 'auto', 'stored' or 'f32'/);
+  assert.throws(() => L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'f8' }), /precision must be 'auto', 'stored', 'f32' or 'int8'/);
+});
+
+test('int8 weights: a quarter of the memory, logits within the quantization error', () => {
+  const { tensors, prompt } = readGolden('gpt2-tiny');
+  const want = tensors.get('logits');
+  const q = L.loadModel({ ...readFixture('gpt2-tiny'), precision: 'int8' });
+  const f = L.loadModel(readFixture('gpt2-tiny'));
+  assert.equal(q.info.weights_in_memory, 'INT8');
+  assert.ok(q.info.weight_bytes < 0.4 * f.info.weight_bytes, `${q.info.weight_bytes} vs ${f.info.weight_bytes} bytes`);
+  const s = q.createSession({ capture: 'logits' });
+  s.forward(prompt);
+  const got = s.tensor('logits').data;
+  let err = 0, scale = 0, agree = 0;
+  const V = q.nVocab;
+  for (let i = 0; i < got.length; i++) { err = Math.max(err, Math.abs(got[i] - want.data[i])); scale = Math.max(scale, Math.abs(want.data[i])); }
+  for (let t = 0; t < prompt.length; t++) {
+    let a = 0, b = 0;
+    for (let v = 1; v < V; v++) {
+      if (got[t * V + v] > got[t * V + a]) a = v;
+      if (want.data[t * V + v] > want.data[t * V + b]) b = v;
+    }
+    agree += a === b;
+  }
+  assert.ok(err > 0, 'quantized: not the f32 numbers');
+  assert.ok(err < 0.03 * scale, `max logit error ${err} of ${scale}`);
+  assert.ok(agree >= prompt.length - 1, `the most likely token agrees at ${agree} of ${prompt.length} positions`);
+  // step-wise decoding with int8 equals its own prefill
+  const t = q.createSession({ capture: 'logits' });
+  for (const id of prompt) t.step(id);
+  assert.deepEqual(t.logits(), s.logits());
+  // a model whose widths are not multiples of 32 keeps those matrices in f32
+  const odd = L.loadModel({ ...readFixture('gpt2-odd'), precision: 'int8' });
+  assert.equal(odd.info.weights_in_memory, 'F32');
+  odd.free();
+  q.free();
+  f.free();
 });

@@ -114,11 +114,12 @@ class Lantern {
    * model.safetensors (Uint8Array or ArrayBuffer). `maxWeightBytes` caps the loaded size;
    * `precision`, the same results in every case: 'stored' (F16/BF16 weight matrices stay 16-bit
    * in memory), 'f32' (every weight widened at load), or 'auto' (the default: 'stored' when the
-   * widened weights would pass 64 MB).
+   * widened weights would pass 64 MB); or 'int8' (GPT-2 weight matrices quantized at load to 8
+   * bits in blocks of 32: a quarter of the memory, with a small error in every result).
    */
   loadModel({ config, weights, maxWeightBytes = 0, precision = 'auto' }) {
-    const precisions = { auto: 0, f32: 1, stored: 2 };
-    if (!(precision in precisions)) throw new LanternError(`precision must be 'auto', 'stored' or 'f32', not ${precision}`);
+    const precisions = { auto: 0, f32: 1, stored: 2, int8: 3 };
+    if (!(precision in precisions)) throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${precision}`);
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
     const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
     const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);

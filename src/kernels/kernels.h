@@ -44,6 +44,17 @@ void lt_matmul_packed_h_ref(float *out, const float *in, const uint16_t *w, lt_h
 void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
                         int32_t n, int32_t d_in, int32_t d_out);
 
+/* 8-bit weights (precision "int8"): w [d_out, d_in] in blocks of LT_Q8_BLOCK along d_in, each
+ * block with its own scale: w[j][i] ~ q[j][i] * scales[j][i / LT_Q8_BLOCK], q in [-127, 127].
+ * An input row is quantized the same way to 16 bits per block (lt_q8_quantize_row), and each
+ * block's dot product is an exact integer sum (wasm_i32x4_dot_i16x8), scaled back to f32.
+ * d_in must be a multiple of LT_Q8_BLOCK. */
+#define LT_Q8_BLOCK 32
+void lt_q8_quantize_row(int16_t *xq, float *xs, const float *x, int32_t d_in);
+/* out[n, d_out] = in @ w^T + bias; xq [d_in] and xs [d_in / LT_Q8_BLOCK] are scratch */
+void lt_q8_matmul_ref(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                      int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs);
+
 /* Scaled dot-product attention, head by head:
  *   out_i = sum_j softmax_j(q_i . k_j * scale + mask_ij) v_j
  * Query row i (absolute position q_offset + i) may see key j when the key is valid and, for a
@@ -95,6 +106,11 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
 #define lt_k_matmul lt_matmul_simd
 #define lt_k_matmul_nt lt_matmul_nt_simd
 #define lt_k_attention lt_attention_simd
+void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                       int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs);
+void lt_gelu_tanh_simd(float *x, int64_t n);
+float lt_softmax_simd(float *x, int32_t n);
+#define lt_k_q8_matmul lt_q8_matmul_simd
 #define lt_k_matmul_packed lt_matmul_packed_simd
 #define lt_k_matmul_packed_h lt_matmul_packed_h_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
@@ -102,6 +118,7 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
 #define lt_k_matmul lt_matmul_ref
 #define lt_k_matmul_nt lt_matmul_nt_ref
 #define lt_k_attention lt_attention_ref
+#define lt_k_q8_matmul lt_q8_matmul_ref
 #define lt_k_matmul_packed lt_matmul_packed_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
     ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
@@ -109,10 +126,15 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
     ((void)(scratch), lt_matmul_nt_h_ref(out, in, w, kind, n, d_in, d_out))
 #endif
 #define lt_k_layernorm lt_layernorm_ref
+#ifdef __wasm_simd128__
+#define lt_k_gelu_tanh lt_gelu_tanh_simd
+#define lt_k_softmax lt_softmax_simd
+#else
 #define lt_k_gelu_tanh lt_gelu_tanh_ref
+#define lt_k_softmax lt_softmax_ref
+#endif
 #define lt_k_gelu_erf lt_gelu_erf_ref
 #define lt_k_relu lt_relu_ref
 #define lt_k_add lt_add_ref
-#define lt_k_softmax lt_softmax_ref
 
 #endif

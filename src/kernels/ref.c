@@ -88,6 +88,35 @@ void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_
     }
 }
 
+void lt_q8_quantize_row(int16_t *xq, float *xs, const float *x, int32_t d_in) {
+    for (int32_t b = 0; b < d_in / LT_Q8_BLOCK; b++) {
+        const float *xb = x + b * LT_Q8_BLOCK;
+        float max = 0.0f;
+        for (int32_t k = 0; k < LT_Q8_BLOCK; k++) max = fmaxf(max, fabsf(xb[k]));
+        const float scale = max / 32767.0f, inv = max > 0.0f ? 32767.0f / max : 0.0f;
+        xs[b] = scale;
+        for (int32_t k = 0; k < LT_Q8_BLOCK; k++) xq[b * LT_Q8_BLOCK + k] = (int16_t)lrintf(xb[k] * inv);
+    }
+}
+
+void lt_q8_matmul_ref(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                      int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs) {
+    const int32_t nb = d_in / LT_Q8_BLOCK;
+    for (int32_t t = 0; t < n; t++) {
+        lt_q8_quantize_row(xq, xs, in + (size_t)t * d_in, d_in);
+        for (int32_t j = 0; j < d_out; j++) {
+            const int8_t *qj = q + (size_t)j * d_in;
+            float sum = 0.0f;
+            for (int32_t b = 0; b < nb; b++) {
+                int32_t dot = 0;
+                for (int32_t k = b * LT_Q8_BLOCK; k < (b + 1) * LT_Q8_BLOCK; k++) dot += (int32_t)xq[k] * qj[k];
+                sum += (float)dot * (xs[b] * scales[(size_t)j * nb + b]);
+            }
+            out[(size_t)t * d_out + j] = sum + (bias ? bias[j] : 0.0f);
+        }
+    }
+}
+
 float lt_softmax_ref(float *x, int32_t n) {
     float max = -INFINITY;
     for (int32_t i = 0; i < n; i++)

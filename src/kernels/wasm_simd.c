@@ -147,6 +147,79 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
     }
 }
 
+/* ---------------------------------------------------------------- exp, GELU, softmax */
+
+/* e^x in four lanes, Cephes' single-precision method: x = n ln2 + r with |r| <= ln2 / 2, e^r
+ * by a degree-6 polynomial, 2^n through the exponent bits. Within 2 ulp of expf for
+ * x in [-87.3, 88.7]; below (-inf included), exactly 0; above, clamped to e^88.7. */
+static inline v128_t exp4(v128_t x0) {
+    const v128_t live = wasm_f32x4_ge(x0, wasm_f32x4_splat(-87.33654f));
+    const v128_t x = wasm_f32x4_min(wasm_f32x4_max(x0, wasm_f32x4_splat(-87.33654f)), wasm_f32x4_splat(88.72283f));
+    const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+    v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.3981999507e-3f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(p, r), r), wasm_f32x4_add(r, wasm_f32x4_splat(1.0f)));
+    /* 2^n: n + 127 in the exponent field (n in [-126, 128]: split so both factors are normal) */
+    const v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
+    const v128_t half = wasm_i32x4_shr(ni, 1);
+    const v128_t a = wasm_i32x4_shl(wasm_i32x4_add(half, wasm_i32x4_splat(127)), 23);
+    const v128_t b = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, half), wasm_i32x4_splat(127)), 23);
+    return wasm_v128_and(wasm_f32x4_mul(wasm_f32x4_mul(p, a), b), live);
+}
+
+void lt_gelu_tanh_simd(float *x, int64_t n) {
+    const v128_t c = wasm_f32x4_splat(0.7978845608028654f), k = wasm_f32x4_splat(0.044715f);
+    const v128_t one = wasm_f32x4_splat(1.0f), two = wasm_f32x4_splat(2.0f), half = wasm_f32x4_splat(0.5f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const v128_t v = wasm_v128_load(x + i);
+        const v128_t u = wasm_f32x4_mul(c, wasm_f32x4_add(v, wasm_f32x4_mul(k, wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
+        /* tanh(u) = 1 - 2 / (e^2u + 1) */
+        const v128_t t = wasm_f32x4_sub(one, wasm_f32x4_div(two, wasm_f32x4_add(exp4(wasm_f32x4_mul(two, u)), one)));
+        wasm_v128_store(x + i, wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, t)));
+    }
+    if (i < n) lt_gelu_tanh_ref(x + i, n - i);
+}
+
+float lt_softmax_simd(float *x, int32_t n) {
+    v128_t m4 = wasm_f32x4_splat(-INFINITY);
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) m4 = wasm_f32x4_max(m4, wasm_v128_load(x + i));
+    float max = fmaxf(fmaxf(wasm_f32x4_extract_lane(m4, 0), wasm_f32x4_extract_lane(m4, 1)),
+                      fmaxf(wasm_f32x4_extract_lane(m4, 2), wasm_f32x4_extract_lane(m4, 3)));
+    for (; i < n; i++) max = fmaxf(max, x[i]);
+    if (max == -INFINITY) { /* nothing to attend to: an all-zero row, not NaN */
+        for (i = 0; i < n; i++) x[i] = 0.0f;
+        return max;
+    }
+    const v128_t mv = wasm_f32x4_splat(max);
+    v128_t s4 = wasm_f32x4_splat(0.0f);
+    for (i = 0; i + 4 <= n; i += 4) {
+        const v128_t e = exp4(wasm_f32x4_sub(wasm_v128_load(x + i), mv));
+        wasm_v128_store(x + i, e);
+        s4 = wasm_f32x4_add(s4, e);
+    }
+    if (i < n) { /* the tail through the same exp, padded with -inf (e^-inf = 0) */
+        float tmp[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+        for (int32_t k = 0; i + k < n; k++) tmp[k] = x[i + k];
+        const v128_t e = exp4(wasm_f32x4_sub(wasm_v128_load(tmp), mv));
+        wasm_v128_store(tmp, e);
+        for (int32_t k = 0; i + k < n; k++) x[i + k] = tmp[k];
+        s4 = wasm_f32x4_add(s4, e);
+    }
+    const float sum = hsum(s4);
+    const v128_t inv = wasm_f32x4_splat(1.0f / sum);
+    for (i = 0; i + 4 <= n; i += 4) wasm_v128_store(x + i, wasm_f32x4_mul(wasm_v128_load(x + i), inv));
+    for (; i < n; i++) x[i] *= 1.0f / sum;
+    return max;
+}
+
 /* ---------------------------------------------------------------- 16-bit weights */
 
 /* Four IEEE halves (in the low 16 bits of each u32 lane) to f32, exactly: the magnitude bits
@@ -367,6 +440,47 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
     }
 }
 
+/* ---------------------------------------------------------------- 8-bit weights */
+
+/* Four output columns at a time: each block of 32 is 4 x i32x4_dot_i16x8 per column, an exact
+ * integer sum, converted and scaled into a per-column f32x4 (lanes summed at the end). */
+void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                       int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs) {
+    const int32_t nb = d_in / LT_Q8_BLOCK;
+    for (int32_t t = 0; t < n; t++) {
+        lt_q8_quantize_row(xq, xs, in + (size_t)t * d_in, d_in);
+        float *o = out + (size_t)t * d_out;
+        for (int32_t j = 0; j < d_out; j += 4) {
+            const int32_t rows = d_out - j < 4 ? d_out - j : 4;
+            const int8_t *qr[4];
+            const float *sr[4];
+            for (int32_t r = 0; r < 4; r++) {
+                const int32_t jj = j + (r < rows ? r : 0);
+                qr[r] = q + (size_t)jj * d_in;
+                sr[r] = scales + (size_t)jj * nb;
+            }
+            v128_t acc[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
+                             wasm_f32x4_splat(0.0f)};
+            for (int32_t b = 0; b < nb; b++) {
+                const int16_t *xb = xq + b * LT_Q8_BLOCK;
+                const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8), x2 = wasm_v128_load(xb + 16),
+                             x3 = wasm_v128_load(xb + 24);
+                for (int32_t r = 0; r < 4; r++) {
+                    const int8_t *qb = qr[r] + b * LT_Q8_BLOCK;
+                    const v128_t w01 = wasm_v128_load(qb), w23 = wasm_v128_load(qb + 16);
+                    v128_t d = wasm_i32x4_dot_i16x8(x0, wasm_i16x8_extend_low_i8x16(w01));
+                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_extend_high_i8x16(w01)));
+                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_extend_low_i8x16(w23)));
+                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_extend_high_i8x16(w23)));
+                    acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(d),
+                                                                   wasm_f32x4_splat(xs[b] * sr[r][b])));
+                }
+            }
+            for (int32_t r = 0; r < rows; r++) o[j + r] = hsum(acc[r]) + (bias ? bias[j + r] : 0.0f);
+        }
+    }
+}
+
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch) {
     const size_t plane = (size_t)d->n_q * d->n_kv;
@@ -387,7 +501,7 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
             const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
             if (scores)
                 for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = scratch[j];
-            lt_softmax_ref(scratch, end);
+            lt_softmax_simd(scratch, end);
             for (int32_t j = end; j < d->n_kv; j++) scratch[j] = 0.0f;
             if (pattern)
                 for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = scratch[j];

@@ -10,10 +10,16 @@
 
 EXPORT void *bench_alloc(uint32_t bytes) { return aligned_alloc(16, (bytes + 15) & ~15u); }
 
-/* reps x out[n, d_out] = in[n, d_in] @ w[d_in, d_out] + bias: the kernel the engine uses */
+/* floats of one packed [d_in, d_out] matrix */
+EXPORT uint32_t bench_packed_size(int32_t d_in, int32_t d_out) { return (uint32_t)LT_PACKED_SIZE(d_in, d_out); }
+
+/* out[n, d_out] = in[n, d_in] @ w + bias with the kernel the GPT-2 family uses (packed panels),
+ * over `copies` matrices laid out one after another: enough of them and the weights come from
+ * memory, not from a cache, as in a real forward pass. */
 EXPORT void bench_matmul(float *out, const float *in, const float *w, const float *bias, int32_t n,
-                         int32_t d_in, int32_t d_out, int32_t reps) {
-    for (int32_t r = 0; r < reps; r++) lt_k_matmul(out, in, w, bias, n, d_in, d_out);
+                         int32_t d_in, int32_t d_out, int32_t copies) {
+    const size_t size = LT_PACKED_SIZE(d_in, d_out);
+    for (int32_t c = 0; c < copies; c++) lt_k_matmul_packed(out, in, w + (size_t)c * size, bias, n, d_in, d_out);
 }
 
 /* The multiply-add ceiling: 8 independent accumulators, each step a multiply and an add per lane

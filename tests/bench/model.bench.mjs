@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 import { createLantern } from '../../web/lantern.js';
+import * as helpers from '../helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BENCH = `${ROOT}build/bench/`;
@@ -57,10 +58,12 @@ function ensureModels() {
     execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'f16', random, half], { stdio: 'inherit' });
   }
   models.push({ name: 'GPT-2 small shape, F16', dir: half, onnx: `${BENCH}gpt2-small-random-f16.onnx` });
+  models.push({ name: 'GPT-2 small shape, int8', dir: random, onnx: `${BENCH}gpt2-small-random.onnx`, precision: 'int8' });
   for (const name of ['austen', 'poetry', 'induction']) {
     models.push({ name, dir: `${ROOT}weights/${name}/`, onnx: `${BENCH}${name}.onnx`, shipped: true });
   }
   for (const m of models) {
+    if (m.precision) continue; /* the same ONNX file as the F32 row */
     if (existsSync(m.onnx) && statSync(m.onnx).mtimeMs > statSync(`${m.dir}model.safetensors`).mtimeMs) continue;
     console.log(`exporting ${m.name} to ONNX ...`);
     execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'onnx', m.dir, m.onnx], { stdio: 'inherit' });
@@ -80,7 +83,8 @@ function argmax(a, from = 0, n = a.length - from) {
 }
 
 async function lanternModel(m) {
-  const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`) });
+  const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`),
+    precision: m.precision ?? 'auto' });
   const { n_vocab: V, n_ctx: C } = model.info;
   const prompt = promptIds(V, Math.min(PREFILL, C / 2));
   const steps = Math.min(DECODE, C - prompt.length);
@@ -90,17 +94,22 @@ async function lanternModel(m) {
     session.rewind(prompt.length);
     for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
   });
-  let capture = null;
+  let capture = null, captureNoLogits = null;
   if (m.shipped) {
     const all = model.createSession({ capture: '*', maxCaptureBytes: 2e9 });
     const withHooks = await timeRuns(() => { all.reset(); all.forward(prompt); });
     capture = withHooks.median / prefill.median - 1;
     all.free();
+    // every hook but the logits of every position (an unembedding per row, not a copy)
+    const most = model.createSession({ capture: 'hook_*, blocks.*, ln_final.hook_normalized', maxCaptureBytes: 2e9 });
+    const withMost = await timeRuns(() => { most.reset(); most.forward(prompt); });
+    captureNoLogits = withMost.median / prefill.median - 1;
+    most.free();
   }
   const memory = model.info.weights_in_memory;
   session.free();
   model.free();
-  return { prefill, decode, capture, n: prompt.length, steps, memory };
+  return { prefill, decode, capture, captureNoLogits, n: prompt.length, steps, memory };
 }
 
 async function ortModel(m, n, steps) {
@@ -148,16 +157,70 @@ async function kernels(shapes) {
   out.matmul = [];
   for (const [din, dout] of shapes) {
     for (const M of [1, PREFILL]) {
-      const w = k.bench_alloc(din * dout * 4) >>> 0, x = k.bench_alloc(M * din * 4) >>> 0;
+      // at M=1, 128 MB of distinct matrices so that the weights stream from memory as in decoding
+      const size = k.bench_packed_size(din, dout);
+      const copies = M === 1 ? Math.ceil(128e6 / (size * 4)) : 2;
+      const w = k.bench_alloc(size * 4 * copies) >>> 0, x = k.bench_alloc(M * din * 4) >>> 0;
       const b = k.bench_alloc(dout * 4) >>> 0, y = k.bench_alloc(M * dout * 4) >>> 0;
-      new Float32Array(k.memory.buffer, w, din * dout).fill(0.01);
+      new Float32Array(k.memory.buffer, w, size * copies).fill(0.01);
       new Float32Array(k.memory.buffer, x, M * din).fill(0.5);
-      const reps = M === 1 ? 20 : 2;
-      const t = await timeRuns(() => k.bench_matmul(y, x, w, b, M, din, dout, reps));
-      const flops = 2 * M * din * dout * reps;
-      out.matmul.push({ din, dout, M, gflops: flops / (t.min / 1000) / 1e9, gbs: (din * dout * 4 * reps) / (t.min / 1000) / 1e9 });
+      const t = await timeRuns(() => k.bench_matmul(y, x, w, b, M, din, dout, copies));
+      const flops = 2 * M * din * dout * copies;
+      out.matmul.push({ din, dout, M, gflops: flops / (t.min / 1000) / 1e9, gbs: (size * 4 * copies) / (t.min / 1000) / 1e9 });
       for (const p of [w, x, b, y]) k.free(p);
     }
+  }
+  return out;
+}
+
+/** int8 against f32: the logits' max error on a golden prompt, and the held-out loss of the
+ * shipped models (the slices tests/fixtures/weights/ hold) under both. */
+function quality() {
+  const { readSafetensors } = helpers;
+  const out = [];
+  const cases = [['gpt2-tiny (fixture)', `${ROOT}tests/fixtures/gpt2-tiny/`, null],
+    ...['austen', 'poetry', 'induction'].map((n) => [n, `${ROOT}weights/${n}/`, `${ROOT}tests/fixtures/weights/${n}.safetensors`])];
+  for (const [name, dir, golden] of cases) {
+    const files = { config: readFileSync(`${dir}config.json`), weights: readFileSync(`${dir}model.safetensors`) };
+    const meta = readSafetensors(golden ?? `${dir}golden.safetensors`).metadata;
+    const prompt = JSON.parse(meta.prompt);
+    const res = {};
+    for (const precision of ['f32', 'int8']) {
+      const model = L.loadModel({ ...files, precision });
+      const s = model.createSession({ capture: 'logits' });
+      s.forward(prompt);
+      const logits = s.tensor('logits').data;
+      let loss = null;
+      if (golden) {
+        const ids = JSON.parse(meta.val_ids), window = Number(meta.val_window);
+        let total = 0, count = 0;
+        for (let a = 0; a + 1 < ids.length; a += window) {
+          const chunk = ids.slice(a, a + window + 1);
+          s.reset();
+          s.forward(chunk.slice(0, -1));
+          const { data } = s.tensor('logits');
+          const V = model.nVocab;
+          for (let t = 0; t + 1 < chunk.length; t++) {
+            const row = data.subarray(t * V, (t + 1) * V);
+            let max = -Infinity;
+            for (const v of row) max = Math.max(max, v);
+            let sum = 0;
+            for (const v of row) sum += Math.exp(v - max);
+            total += Math.log(sum) + max - row[chunk[t + 1]];
+            count++;
+          }
+        }
+        loss = total / count;
+      }
+      res[precision] = { logits, loss, memory: model.info.weights_in_memory, bytes: model.info.weight_bytes };
+      model.free();
+    }
+    let err = 0, scale = 0;
+    for (let i = 0; i < res.f32.logits.length; i++) {
+      err = Math.max(err, Math.abs(res.f32.logits[i] - res.int8.logits[i]));
+      scale = Math.max(scale, Math.abs(res.f32.logits[i]));
+    }
+    out.push({ name, err, scale, f32: res.f32.loss, int8: res.int8.loss, bytes: [res.f32.bytes, res.int8.bytes] });
   }
   return out;
 }
@@ -177,7 +240,7 @@ for (const m of models) {
   console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
     `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
     `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
-    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}%` : ''));
+    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}% (all but the logits: +${num(100 * mine.captureNoLogits)}%)` : ''));
 }
 
 const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
@@ -205,5 +268,14 @@ for (const { m, mine, theirs } of rows) {
 console.log(`\nGPT-2 small shape: matmul at M=128 averages ${num(m128mean)} GFLOP/s = ${num(100 * m128mean / k.madd)}% of the multiply-add ceiling; ` +
   `fp32 decode streams ${num(decodeGBs)} GB/s of weights = ${num(100 * decodeGBs / k.read)}% of the streaming-read ceiling.`);
 if (rows.some((r) => r.mine.capture != null)) {
-  console.log(`capturing every hook costs ${rows.filter((r) => r.mine.capture != null).map((r) => `${r.m.name} +${num(100 * r.mine.capture)}%`).join(', ')} of prefill time.`);
+  console.log(`capturing every hook costs ${rows.filter((r) => r.mine.capture != null).map((r) => `${r.m.name} +${num(100 * r.mine.capture)}%`).join(', ')} of prefill time; ` +
+    `every hook but the logits of every position ${rows.filter((r) => r.mine.capture != null).map((r) => `${r.m.name} +${num(100 * r.mine.captureNoLogits)}%`).join(', ')}.`);
+}
+
+console.log('\nint8 against f32 (logits of a golden prompt; held-out loss on the slices the tests use):');
+console.log('| model | weights f32 / int8 (MB) | max logit error (of max abs logit) | held-out loss f32 | int8 | change |');
+console.log('| --- | --- | --- | --- | --- | --- |');
+for (const r of quality()) {
+  const loss = r.f32 == null ? '- | - | -' : `${r.f32.toFixed(4)} | ${r.int8.toFixed(4)} | ${(100 * (r.int8 - r.f32) / r.f32).toFixed(2)}%`;
+  console.log(`| ${r.name} | ${(r.bytes[0] / 1e6).toFixed(2)} / ${(r.bytes[1] / 1e6).toFixed(2)} | ${r.err.toFixed(4)} (${r.scale.toFixed(2)}) | ${loss} |`);
 }

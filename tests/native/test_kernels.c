@@ -130,6 +130,52 @@ static void test_matmul_h(int n, int d_in, int d_out, bool with_bias, lt_half_ki
     free(x); free(bias); free(wh); free(w); free(wp); free(whp); free(a); free(b); free(scratch);
 }
 
+/* 8-bit weights: the SIMD kernel against the scalar definition (the same integer dot products;
+ * the float sums of the blocks in another order), and both against f32 within the
+ * quantization error. */
+static void test_q8(int n, int d_in, int d_out, bool with_bias) {
+    const int nb = d_in / LT_Q8_BLOCK;
+    float *x = rand_array((size_t)n * d_in), *bias = with_bias ? rand_array((size_t)d_out) : NULL;
+    int8_t *q = malloc((size_t)d_out * d_in);
+    float *scales = rand_array((size_t)d_out * nb), *w = malloc((size_t)d_out * d_in * sizeof *w);
+    for (size_t k = 0; k < (size_t)d_out * d_in; k++) {
+        rng_state = rng_state * 1664525u + 1013904223u;
+        q[k] = (int8_t)((int)(rng_state >> 24) % 255 - 127);
+        w[k] = (float)q[k] * scales[(k / d_in) * nb + (k % d_in) / LT_Q8_BLOCK];
+    }
+    int16_t *xq = malloc((size_t)d_in * sizeof *xq);
+    float *xs = malloc((size_t)nb * sizeof *xs);
+    float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out), *c = rand_array((size_t)n * d_out);
+    lt_q8_matmul_simd(a, x, q, scales, bias, n, d_in, d_out, xq, xs);
+    lt_q8_matmul_ref(b, x, q, scales, bias, n, d_in, d_out, xq, xs);
+    expect_close("q8_matmul simd", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
+    lt_matmul_nt_ref(c, x, w, n, d_in, d_out); /* the weights exactly as quantized, inputs in f32 */
+    if (bias)
+        for (int t = 0; t < n; t++)
+            for (int j = 0; j < d_out; j++) c[(size_t)t * d_out + j] += bias[j];
+    /* inputs rounded to 16 bits per block: an error of at most half a step per input */
+    expect_close("q8_matmul vs f32", b, c, (size_t)n * d_out, 127.0f * (float)d_in / 32767.0f, n, d_in, d_out);
+    free(x); free(bias); free(q); free(scales); free(w); free(xq); free(xs); free(a); free(b); free(c);
+}
+
+/* The vectorised GELU and softmax (a polynomial e^x) against the scalar definitions. */
+static void test_elementwise(int n) {
+    float *x = rand_array((size_t)n), *a = malloc((size_t)n * sizeof *a + 4), *b = malloc((size_t)n * sizeof *b + 4);
+    for (int i = 0; i < n; i++) x[i] *= 8.0f; /* [-8, 8): both tails of the tanh */
+    memcpy(a, x, (size_t)n * sizeof *a);
+    memcpy(b, x, (size_t)n * sizeof *b);
+    lt_gelu_tanh_simd(a, n);
+    lt_gelu_tanh_ref(b, n);
+    expect_close("gelu_tanh", a, b, (size_t)n, 2e-6f, n, 0, 0);
+    for (int i = 0; i < n; i++) a[i] = b[i] = (i % 5 == 2) ? -INFINITY : x[i] * 4.0f;
+    lt_softmax_simd(a, n);
+    lt_softmax_ref(b, n);
+    expect_close("softmax", a, b, (size_t)n, 1e-6f, n, 0, 0);
+    for (int i = 0; i < n; i++)
+        if (i % 5 == 2 && a[i] != 0.0f) { failures++; note("softmax: masked entry %d is %g, not 0\n", i, (double)a[i]); break; }
+    free(x); free(a); free(b);
+}
+
 static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool causal, bool padded) {
     const int n_kv = q_offset + n_q, width = n_head * d_head;
     lt_attn_dims d = {.n_q = n_q, .n_kv = n_kv, .n_head = n_head, .d_head = d_head,
@@ -186,6 +232,10 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
                 test_matmul_h(ns[a], dins[b], douts[c], (a + b) % 2 == 0, (a + b + c) % 2 ? LT_H_F16 : LT_H_BF16);
+    for (int k = 1; k <= 4; k++)
+        for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+            for (size_t c = 0; c < sizeof douts / sizeof *douts; c++) test_q8(ns[a], 32 * k, douts[c], c % 2 == 0);
+    for (int n = 1; n <= 70; n += 3) test_elementwise(n);
     /* every half: the SIMD widening against the scalar definition */
     {
         uint16_t all[LT_PANEL];
