@@ -222,30 +222,31 @@ float lt_softmax_simd(float *x, int32_t n) {
 
 /* ---------------------------------------------------------------- 16-bit weights */
 
-/* Four IEEE halves (in the low 16 bits of each u32 lane) to f32, exactly: the magnitude bits
- * shifted into place and scaled by 2^112 rebias the exponent, subnormals included; infinities
- * and NaN cannot occur (weights are checked finite at load). */
-static inline v128_t f16x4_to_f32(v128_t u) {
-    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x8000)), 16);
-    const v128_t mag = wasm_i32x4_shl(wasm_v128_and(u, wasm_i32x4_splat(0x7fff)), 13);
-    return wasm_v128_or(wasm_f32x4_mul(mag, wasm_f32x4_splat(0x1p112f)), sign);
+/* Four IEEE halves, sign-extended to 32 bits, to f32, exactly. Shifted left by 13 the
+ * magnitude bits land in f32's exponent and mantissa fields, and the sign extension fills bits
+ * 28 to 31 with the sign; masking bits 28 to 30 leaves sign | magnitude, and multiplying by
+ * 2^112 rebiases the exponent (subnormals and signed zeros included). Infinities and NaN cannot
+ * occur: weights are checked finite at load. */
+static inline v128_t f16x4_to_f32(v128_t s) {
+    const v128_t bits = wasm_v128_and(wasm_i32x4_shl(s, 13), wasm_i32x4_splat((int32_t)0x8FFFFFFF));
+    return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
 }
 
-static inline __attribute__((always_inline)) v128_t widen4(v128_t u, lt_half_kind kind) {
-    return kind == LT_H_BF16 ? wasm_i32x4_shl(u, 16) : f16x4_to_f32(u);
+static inline __attribute__((always_inline)) v128_t widen4(v128_t s, lt_half_kind kind) {
+    return kind == LT_H_BF16 ? wasm_i32x4_shl(s, 16) : f16x4_to_f32(s);
 }
 
 /* 8 weights at p (any alignment) as two f32x4 */
 static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_half_kind kind, v128_t *lo,
                                                           v128_t *hi) {
     const v128_t h = wasm_v128_load(p);
-    *lo = widen4(wasm_u32x4_extend_low_u16x8(h), kind);
-    *hi = widen4(wasm_u32x4_extend_high_u16x8(h), kind);
+    *lo = widen4(wasm_i32x4_extend_low_i16x8(h), kind);
+    *hi = widen4(wasm_i32x4_extend_high_i16x8(h), kind);
 }
 
 /* One panel [d_in][LT_PANEL] of f32 weights against n rows: columns j .. j + cols of the output.
  * Tiles of 4 rows x 8 columns (8 accumulators: more spill in V8), then single rows x 16. */
-static void panel_rows(float *out, const float *in, const float *p, const float *bpad, int32_t n,
+static __attribute__((noinline)) void panel_rows(float *out, const float *in, const float *p, const float *bpad, int32_t n,
                        int32_t d_in, int32_t d_out, int32_t j, int32_t cols) {
     int32_t t = 0;
     for (; t + 4 <= n; t += 4) {
@@ -400,7 +401,7 @@ static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const 
             if (i + 4 <= d_in) {
                 const v128_t x0 = wasm_v128_load(x + i);
                 for (int32_t r = 0; r < 4; r++)
-                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, widen4(wasm_u32x4_extend_low_u16x8(
+                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, widen4(wasm_i32x4_extend_low_i16x8(
                                                                       wasm_v128_load64_zero(wr[r] + i)), kind)));
                 i += 4;
             }
