@@ -255,11 +255,11 @@ test('the same seed samples the same tokens in the browser and in Node', async (
   await page.close();
 });
 
-test('the example article embeds two live views', async () => {
+test('the example article embeds three live views', async () => {
   const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
   await page.goto(`${origin}/web/embed-example.html`);
   const frames = await page.$$('iframe');
-  assert.equal(frames.length, 2);
+  assert.equal(frames.length, 3);
   for (const f of frames) {
     await f.scrollIntoViewIfNeeded();
     const frame = await f.contentFrame();
