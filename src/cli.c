@@ -4,6 +4,10 @@
  *
  *   lantern MODEL_DIR "some text" [--top K] [--temperature T]
  *   lantern MODEL_DIR --ids ID [ID ...] [--top K] [--temperature T]
+ *
+ * For an encoder-decoder model the text (or ids) is the source: it is encoded with the
+ * end-of-sentence token appended, translated greedily, and the top tokens are those of the first
+ * target position (after the start token).
  */
 #include "lantern.h"
 
@@ -44,10 +48,56 @@ static const char *display(lt_tokenizer *tok, int32_t id) {
     return text;
 }
 
+/* An integer field of lt_model_describe's JSON, or fallback. */
+static int32_t info_int(const char *info, const char *key, int32_t fallback) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(info, pattern);
+    return at ? (int32_t)strtol(at + strlen(pattern), NULL, 10) : fallback;
+}
+
+/* Encode the source, decode greedily, print the translation; leave the session after the start
+ * token. */
+static int translate(lt_model *model, lt_session *s, lt_tokenizer *tok, const int32_t *ids, int32_t n) {
+    const char *info = lt_model_describe(model);
+    const int32_t bos = info_int(info, "bos_token_id", -1), eos = info_int(info, "eos_token_id", -1);
+    const int32_t ctx = lt_model_n_ctx(model);
+    if (bos < 0) { fprintf(stderr, "lantern: the model's config has no bos_token_id\n"); return 1; }
+    int32_t *src = malloc((size_t)(n + 1) * sizeof *src), *out = malloc((size_t)ctx * sizeof *out);
+    if (!src || !out) { free(src); free(out); fprintf(stderr, "lantern: out of memory\n"); return 1; }
+    memcpy(src, ids, (size_t)n * sizeof *src);
+    int32_t ns = n, nout = 0, next = bos;
+    if (eos >= 0) src[ns++] = eos;
+    int rc = lt_session_encode(s, src, ns);
+    lt_sampling_params greedy = lt_sampling_default_params();
+    greedy.temperature = 0.0f;
+    while (!rc && lt_session_n_past(s) < ctx) {
+        if ((rc = lt_session_step(s, next)) || (rc = lt_session_sample(s, greedy, &next))) break;
+        if (next == eos) break;
+        out[nout++] = next;
+    }
+    if (!rc) {
+        const uint8_t *bytes = NULL;
+        size_t len = 0;
+        if (tok && !lt_tokenizer_decode(tok, out, nout, &bytes, &len)) printf("translation: %.*s\n", (int)len, bytes);
+        else {
+            printf("translation ids:");
+            for (int32_t i = 0; i < nout; i++) printf(" %d", (int)out[i]);
+            printf("\n");
+        }
+        rc = lt_session_rewind(s, 1);
+    }
+    if (rc) fprintf(stderr, "lantern: %s\n", lt_last_error());
+    free(src);
+    free(out);
+    return rc ? 1 : 0;
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: lantern MODEL_DIR TEXT [--top K] [--temperature T]\n"
                     "       lantern MODEL_DIR --ids ID [ID ...] [--top K] [--temperature T]\n"
-                    "  prints the K most likely next tokens (default 10) after the prompt\n");
+                    "  prints the K most likely next tokens (default 10) after the prompt; for an\n"
+                    "  encoder-decoder model, the greedy translation of the text and the first step's tokens\n");
     return 2;
 }
 
@@ -127,7 +177,14 @@ int main(int argc, char **argv) {
     lt_sampling_params sp = lt_sampling_default_params();
     sp.temperature = temperature;
     if (lt_model_load((const char *)config, clen, weights, wlen, lt_model_default_params(), &model) ||
-        lt_session_init(model, lt_session_default_params(), &s) || lt_session_forward(s, ids, n)) {
+        lt_session_init(model, lt_session_default_params(), &s)) {
+        fprintf(stderr, "lantern: %s\n", lt_last_error());
+        goto done;
+    }
+    if (strstr(lt_model_describe(model), "\"family\":\"transformer\"")) {
+        printf("%s\n", lt_model_describe(model));
+        if (translate(model, s, tok, ids, n)) goto done;
+    } else if (lt_session_forward(s, ids, n)) {
         fprintf(stderr, "lantern: %s\n", lt_last_error());
         goto done;
     }
@@ -141,7 +198,8 @@ int main(int argc, char **argv) {
     /* partial selection of the top entries: K passes over the vocabulary */
     if (top > V) top = V;
     const float *logits = lt_session_logits(s);
-    printf("%s\nprompt: %d tokens:", lt_model_describe(model), (int)n);
+    if (!lt_session_n_src(s)) printf("%s\n", lt_model_describe(model));
+    printf("%s: %d tokens:", lt_session_n_src(s) ? "source" : "prompt", (int)n);
     for (int32_t i = 0; i < n; i++) printf(" %d%s%s", (int)ids[i], tok ? "=" : "", tok ? display(tok, ids[i]) : "");
     printf("\nrank  token  probability  logit  text\n");
     for (int r = 0; r < top; r++) {

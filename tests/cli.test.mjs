@@ -57,3 +57,17 @@ test('bad input: a clear message and exit status 1', () => {
   assert.match(badId.stderr, /token id 600 \(at index 0\) is outside the vocabulary \[0, 512\)/);
   assert.equal(run(`${FIXTURES}gpt2-tiny`).status, 2);
 });
+
+test('an encoder-decoder model: the greedy translation of the text, then the first step\'s tokens', async () => {
+  const ZH_EN = fileURLToPath(new URL('../weights/zh-en', import.meta.url));
+  const out = run(ZH_EN, '我请李雷帮我订了去北京的机票', '--top', '2');
+  assert.equal(out.status, 0, out.stderr);
+  assert.match(out.stdout, /"family":"transformer"/);
+  assert.match(out.stdout, /\ntranslation: i asked li lei to help me book a ticket to beijing\n/);
+  assert.match(out.stdout, /\nsource: 14 tokens: \d+=我 /);
+  const rows = out.stdout.trim().split('\n').slice(-2).map((l) => l.trim().split(/\s+/));
+  assert.equal(rows[0][4], 'i', 'the first word, after <s>');
+  const bad = run(ZH_EN, 'x '.repeat(70)); // 70 words and </s>
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /the source has 71 tokens, more than the model's maximum length of 64/);
+});
