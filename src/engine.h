@@ -94,22 +94,23 @@ typedef struct lt_gpt2_layer {
 } lt_gpt2_layer;
 
 /* Multi-head attention of the encoder-decoder family, from nn.MultiheadAttention's
- * in_proj (q | k | v rows) and out_proj, transposed at load to the [d_in, d_out] layout. */
+ * in_proj (q | k | v rows) and out_proj, transposed at load to [d_in, d_out] and packed into
+ * column panels (kernels.h). */
 typedef struct lt_mha {
-    float *q_w;   /* (d_model, d_model) */
+    float *q_w;   /* (d_model, d_model) packed */
     float *q_b;   /* (d_model) */
-    float *kv_w;  /* (d_model, 2 * d_model): k | v along the output */
+    float *kv_w;  /* (d_model, 2 * d_model) packed: k | v along the output */
     float *kv_b;  /* (2 * d_model) */
-    float *out_w; /* (d_model, d_model) */
+    float *out_w; /* (d_model, d_model) packed */
     float *out_b; /* (d_model) */
 } lt_mha;
 
 typedef struct lt_ln { float *w, *b; /* (d_model) */ } lt_ln;
 
 typedef struct lt_ffn {
-    float *fc_w;   /* (d_model, d_mlp) */
+    float *fc_w;   /* (d_model, d_mlp) packed */
     float *fc_b;   /* (d_mlp) */
-    float *proj_w; /* (d_mlp, d_model) */
+    float *proj_w; /* (d_mlp, d_model) packed */
     float *proj_b; /* (d_model) */
 } lt_ffn;
 
@@ -129,7 +130,8 @@ typedef struct lt_dec_layer {
 typedef struct lt_loader {
     const lt_st_file *st;
     float *next;        /* where the next tensor goes in the arena; NULL while counting */
-    size_t count;       /* floats taken so far */
+    size_t count;       /* floats taken so far (packed matrices with their padding) */
+    size_t n_params;    /* the model's values taken so far (without padding) */
     bool keep16;        /* lt_take_mat keeps F16 and BF16 matrices in 16 bits */
     bool q8;            /* lt_take_mat quantizes matrices to 8 bits where d_in allows */
     int8_t *next8;      /* where the next 8-bit matrix goes; NULL while counting */
@@ -144,10 +146,12 @@ typedef struct lt_loader {
 
 int32_t lt_cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out);
 int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *out);
+/* LayerNorm's epsilon under `key`: in (0, 1], 1e-5 when absent. */
+int32_t lt_cfg_eps(const lt_json *cfg, const char *key, float *out);
 /* A tensor stored as [rows, cols] (cols 0: [rows]), converted to f32 into the arena. */
 int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float **out);
-/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], transposed into the
- * arena as [in_dim, n_rows]. */
+/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], as the [in_dim, n_rows]
+ * matrix that multiplies inputs, packed into column panels (for lt_k_matmul_packed). */
 int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
                        size_t n_rows, float **out);
 /* A matrix stored as [rows, cols]: quantized to 8 bits when L->q8 (and its input width is a

@@ -25,13 +25,7 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
     int32_t four_d = m->d_model <= LT_MAX_CONFIG_DIM / 4 ? 4 * m->d_model : LT_MAX_CONFIG_DIM;
     if ((st = lt_cfg_int(cfg, "n_inner", four_d, &m->d_mlp))) return st;
 
-    const lt_json *eps = lt_json_get(cfg, "layer_norm_epsilon");
-    m->ln_eps = 1e-5f;
-    if (eps) {
-        if (eps->type != LT_JSON_NUMBER || !(eps->number > 0) || eps->number > 1)
-            return lt_fail(LT_ERR_FORMAT, "config.json: \"layer_norm_epsilon\" must be in (0, 1]");
-        m->ln_eps = (float)eps->number;
-    }
+    if ((st = lt_cfg_eps(cfg, "layer_norm_epsilon", &m->ln_eps))) return st;
     const lt_json *act = lt_json_get(cfg, "activation_function");
     const char *a = act && act->type == LT_JSON_STRING ? act->string : "gelu_new";
     if (act && act->type != LT_JSON_STRING)

@@ -23,6 +23,16 @@ int32_t lt_cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_
     return LT_OK;
 }
 
+int32_t lt_cfg_eps(const lt_json *cfg, const char *key, float *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    *out = 1e-5f;
+    if (!v) return LT_OK;
+    if (v->type != LT_JSON_NUMBER || !(v->number > 0) || v->number > 1)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be in (0, 1]", key);
+    *out = (float)v->number;
+    return LT_OK;
+}
+
 int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *out) {
     const lt_json *v = lt_json_get(cfg, key);
     if (!v || v->type == LT_JSON_NULL) {
@@ -93,10 +103,26 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
     if (rc) return rc;
     float *dst = lt_loader_alloc(L, t->numel);
     *out = dst;
+    L->n_params += t->numel;
     if (!dst) return LT_OK;
     lt_st_to_f32(dst, t);
     note_dtype(L, t);
     return check_finite(dst, t->numel, t->name);
+}
+
+/* The whole tensor widened to f32 in a temporary buffer the caller frees: for loaders that
+ * rearrange or quantize it. NULL (and a status) on failure. */
+static int32_t read_f32(lt_loader *L, const lt_st_tensor *t, float **out) {
+    *out = malloc((t->numel ? t->numel : 1) * sizeof(float));
+    if (!*out) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+    lt_st_to_f32(*out, t);
+    note_dtype(L, t);
+    int32_t rc = check_finite(*out, t->numel, t->name);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
@@ -105,18 +131,17 @@ int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in
     const lt_st_tensor *t;
     int32_t rc = find(L, name, 2, shape, &t);
     if (rc) return rc;
-    float *dst = lt_loader_alloc(L, n_rows * in_dim);
+    const size_t size = LT_PACKED_SIZE(in_dim, n_rows);
+    float *dst = lt_loader_alloc(L, size), *tmp;
     *out = dst;
+    L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
-    float *tmp = malloc((t->numel ? t->numel : 1) * sizeof(float));
-    if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
-    lt_st_to_f32(tmp, t);
-    note_dtype(L, t);
-    rc = check_finite(tmp, t->numel, t->name);
-    for (size_t r = 0; r < n_rows && !rc; r++)
-        for (size_t c = 0; c < in_dim; c++) dst[c * n_rows + r] = tmp[(row0 + r) * in_dim + c];
+    if ((rc = read_f32(L, t, &tmp))) return rc;
+    memset(dst, 0, size * sizeof(float));
+    for (size_t r = 0; r < n_rows; r++)
+        for (size_t c = 0; c < in_dim; c++) dst[LT_PACKED_AT(in_dim, c, r)] = tmp[(row0 + r) * in_dim + c];
     free(tmp);
-    return rc;
+    return LT_OK;
 }
 
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out) {
@@ -131,16 +156,14 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
         int8_t *q = L->next8;
         float *scales = lt_loader_alloc(L, d_out * nb);
         L->count8 += t->numel;
+        L->n_params += t->numel;
         if (!q) return LT_OK;
         L->next8 += t->numel;
         out->q = q;
         out->qs = scales;
-        float *w = malloc((t->numel ? t->numel : 1) * sizeof(float));
-        if (!w) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
-        lt_st_to_f32(w, t);
-        note_dtype(L, t);
-        rc = check_finite(w, t->numel, t->name);
-        for (size_t j = 0; j < d_out && !rc; j++)
+        float *w;
+        if ((rc = read_f32(L, t, &w))) return rc;
+        for (size_t j = 0; j < d_out; j++)
             for (size_t b = 0; b < nb; b++) {
                 /* w[j][i] is w[i * cols + j] for a Conv1D weight, w[j * cols + i] otherwise */
 #define AT(i) (pack ? w[(i) * cols + j] : w[j * cols + (i)])
@@ -155,7 +178,7 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
 #undef AT
             }
         free(w);
-        return rc;
+        return LT_OK;
     }
     out->packed = pack;
     const bool half = L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16);
@@ -167,23 +190,21 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
         return rc;
     }
     if (!half) {
-        float *dst = lt_loader_alloc(L, size);
+        float *dst = lt_loader_alloc(L, size), *tmp;
         out->f = dst;
+        L->n_params += t->numel;
         if (!dst) return LT_OK;
-        float *tmp = malloc((t->numel ? t->numel : 1) * sizeof(float));
-        if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
-        lt_st_to_f32(tmp, t);
-        note_dtype(L, t);
-        rc = check_finite(tmp, t->numel, t->name);
+        if ((rc = read_f32(L, t, &tmp))) return rc;
         memset(dst, 0, size * sizeof(float));
-        for (size_t i = 0; i < rows && !rc; i++)
+        for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < cols; j++) dst[LT_PACKED_AT(rows, i, j)] = tmp[i * cols + j];
         free(tmp);
-        return rc;
+        return LT_OK;
     }
     out->kind = t->dtype == LT_DT_F16 ? LT_H_F16 : LT_H_BF16;
     uint16_t *dst = L->next16;
     L->count16 += size;
+    L->n_params += t->numel;
     if (!dst) return LT_OK;
     L->next16 += size;
     out->h = dst;

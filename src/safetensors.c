@@ -2,6 +2,7 @@
  * {dtype, shape, data_offsets: [begin, end]} (offsets relative to the data after the header),
  * then the raw little-endian data. Everything read from the file is checked before use. */
 #include "internal.h"
+#include "kernels/kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -167,21 +168,6 @@ const lt_st_tensor *lt_st_find(const lt_st_file *f, const char *name) {
     return NULL;
 }
 
-static float half_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-    if (exp == 0x1F) bits = sign | 0x7F800000u | (man << 13); /* inf, nan */
-    else if (exp != 0) bits = sign | ((exp + 112) << 23) | (man << 13);
-    else if (man == 0) bits = sign;
-    else { /* subnormal: renormalise */
-        exp = 113;
-        while (!(man & 0x400)) { man <<= 1; exp--; }
-        bits = sign | (exp << 23) | ((man & 0x3FF) << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 void lt_st_to_f32(float *dst, const lt_st_tensor *t) {
     const uint8_t *p = t->data;
     switch (t->dtype) {
@@ -194,7 +180,7 @@ void lt_st_to_f32(float *dst, const lt_st_tensor *t) {
         break;
     case LT_DT_F16:
         for (size_t i = 0; i < t->numel; i++)
-            dst[i] = half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+            dst[i] = lt_half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8), LT_H_F16);
         break;
     case LT_DT_BF16:
         for (size_t i = 0; i < t->numel; i++) {

@@ -271,6 +271,20 @@ static const char *first_non_finite(const lt_session *s, int32_t n) {
     return NULL;
 }
 
+/* After a successful pass of one stage: its captured slots become readable, with their shapes. */
+static void finish_captures(lt_session *s, lt_stage stage, int32_t n_past, int32_t n, int32_t n_src) {
+    const lt_model *m = s->model;
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
+            lt_capture_slot *c = slot(s, h, l);
+            size_t numel;
+            if (m->hooks[h].stage != stage) continue;
+            c->valid = c->wanted;
+            c->ndim = m->hooks[h].ndim;
+            hook_shape(s, h, n_past, n, n_src, c->shape, &numel);
+        }
+}
+
 int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     if (!s || !ids || n < 1)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "forward: no session, or no tokens to run");
@@ -303,15 +317,7 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
                        "the model's activations overflowed (%s is not a finite number): its "
                        "weights are too large to compute with", bad);
     }
-    for (int32_t h = 0; h < m->n_hooks; h++)
-        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
-            lt_capture_slot *c = slot(s, h, l);
-            size_t numel;
-            if (m->hooks[h].stage != LT_STAGE_PASS) continue;
-            c->valid = c->wanted;
-            c->ndim = m->hooks[h].ndim;
-            hook_shape(s, h, s->n_past, n, s->n_src, c->shape, &numel);
-        }
+    finish_captures(s, LT_STAGE_PASS, s->n_past, n, s->n_src);
     memcpy(s->tokens + s->n_past, ids, (size_t)n * sizeof *ids);
     s->n_past += n;
     return LT_OK;
@@ -358,15 +364,7 @@ int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
                                       "model's weights are too large to compute with; the session holds no source");
     }
     s->n_src = n;
-    for (int32_t h = 0; h < m->n_hooks; h++)
-        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
-            lt_capture_slot *c = slot(s, h, l);
-            size_t numel;
-            if (m->hooks[h].stage != LT_STAGE_ENCODE) continue;
-            c->valid = c->wanted;
-            c->ndim = m->hooks[h].ndim;
-            hook_shape(s, h, 0, 0, n, c->shape, &numel);
-        }
+    finish_captures(s, LT_STAGE_ENCODE, 0, 0, n);
     return LT_OK;
 }
 

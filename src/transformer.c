@@ -81,14 +81,7 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
     m->sinusoidal = pos == 0;
     m->tied = tie;
     m->embed_scale = scale ? sqrtf((float)m->d_model) : 1.0f;
-    const lt_json *eps = lt_json_get(cfg, "layer_norm_eps");
-    m->ln_eps = 1e-5f;
-    if (eps) {
-        if (eps->type != LT_JSON_NUMBER || !(eps->number > 0) || eps->number > 1)
-            return lt_fail(LT_ERR_FORMAT, "config.json: \"layer_norm_eps\" must be in (0, 1]");
-        m->ln_eps = (float)eps->number;
-    }
-    return LT_OK;
+    return lt_cfg_eps(cfg, "layer_norm_eps", &m->ln_eps);
 }
 
 static int32_t take_ln(lt_loader *L, const char *prefix, size_t d, lt_ln *out) {
@@ -224,7 +217,7 @@ int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *s
     m->weight_bytes = bytes;
     lt_loader W = {.st = st, .next = m->arena};
     if ((rc = take_all(m, &W))) return rc;
-    m->n_params = W.count - (m->sinusoidal ? (size_t)m->n_ctx * m->d_model : 0);
+    m->n_params = W.n_params;
     m->weights_dtype = W.dtype;
     m->hooks = lt_transformer_hooks;
     m->n_hooks = LT_T_COUNT;
@@ -300,7 +293,7 @@ static void attend(lt_session *s, const lt_mha *a, const sub_hooks *hk, int32_t 
     const int32_t d = m->d_model;
     lt_k_attention(s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad, s->att_row);
     capture(s, hk->z, l, s->z, ad->n_q, d, 0, d);
-    lt_k_matmul(s->tmp, s->z, a->out_w, a->out_b, ad->n_q, d, d);
+    lt_k_matmul_packed(s->tmp, s->z, a->out_w, a->out_b, ad->n_q, d, d);
 }
 
 /* Self-attention of n rows, keys and values from `kc`/`vc` rows [0, n_kv) after writing the new
@@ -311,8 +304,8 @@ static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, cons
     const int32_t d = m->d_model;
     const float *in = sublayer_in(s, ln, hk, l, n);
     float *q = s->qkv, *kv = s->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
-    lt_k_matmul(q, in, a->q_w, a->q_b, n, d, d);
-    lt_k_matmul(kv, in, a->kv_w, a->kv_b, n, d, 2 * d);
+    lt_k_matmul_packed(q, in, a->q_w, a->q_b, n, d, d);
+    lt_k_matmul_packed(kv, in, a->kv_w, a->kv_b, n, d, 2 * d);
     capture(s, hk->q, l, q, n, d, 0, d);
     capture(s, hk->k, l, kv, n, 2 * d, 0, d);
     capture(s, hk->v, l, kv, n, 2 * d, d, d);
@@ -341,11 +334,11 @@ static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks
     const lt_model *m = s->model;
     const int32_t d = m->d_model, dm = m->d_mlp;
     const float *in = sublayer_in(s, ln, hk, l, n);
-    lt_k_matmul(s->h, in, f->fc_w, f->fc_b, n, d, dm);
+    lt_k_matmul_packed(s->h, in, f->fc_w, f->fc_b, n, d, dm);
     capture(s, hk->pre, l, s->h, n, dm, 0, dm);
     activate(m, s->h, (int64_t)n * dm);
     capture(s, hk->post, l, s->h, n, dm, 0, dm);
-    lt_k_matmul(s->tmp, s->h, f->proj_w, f->proj_b, n, dm, d);
+    lt_k_matmul_packed(s->tmp, s->h, f->proj_w, f->proj_b, n, dm, d);
     sublayer_out(s, ln, hk, l, n);
 }
 
@@ -383,7 +376,7 @@ void lt_transformer_encode(lt_session *s, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_mha *a = &m->dec[l].cross;
         float *kv = s->qkv; /* [n, 2d] */
-        lt_k_matmul(kv, s->x, a->kv_w, a->kv_b, n, d, 2 * d);
+        lt_k_matmul_packed(kv, s->x, a->kv_w, a->kv_b, n, d, 2 * d);
         float *kc = s->cross_k + (size_t)l * m->n_ctx * d, *vc = s->cross_v + (size_t)l * m->n_ctx * d;
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)t * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
@@ -408,7 +401,7 @@ void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
         self_attention(s, &y->attn, &y->ln1, &DEC_ATTN, l, n, s->k_cache + at, s->v_cache + at, p0, true);
         /* cross-attention: queries from the decoder, keys and values from the encoder output */
         const float *in = sublayer_in(s, &y->ln2, &CROSS_ATTN, l, n);
-        lt_k_matmul(s->qkv, in, y->cross.q_w, y->cross.q_b, n, d, d);
+        lt_k_matmul_packed(s->qkv, in, y->cross.q_w, y->cross.q_b, n, d, d);
         lt_capture_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
         attend(s, &y->cross, &CROSS_ATTN, l, s->qkv, s->cross_k + at, s->cross_v + at, &cross);
         sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);

@@ -212,6 +212,7 @@ test('model description of an encoder-decoder', () => {
   assert.deepEqual([i.norm, i.final_norm, i.positions, i.act_fn], ['pre', true, 'learned', 'gelu']);
   assert.deepEqual([i.shared_embeddings, i.tied_embeddings, i.embed_scale, i.pad_token_id], [false, false, 1, 1]);
   assert.equal(i.weights_dtype, 'F16');
+  assert.equal(i.n_params, 45819, 'every value of the file, without the panels\' padding');
   const tiny = L.loadModel(readFixture('transformer-tiny'));
   assert.equal(tiny.info.norm, 'post');
   assert.ok(Math.abs(tiny.info.embed_scale - Math.sqrt(32)) < 1e-6);

@@ -89,8 +89,6 @@ void lt_add_ref(float *x, const float *y, int64_t n); /* x += y */
 float lt_softmax_ref(float *x, int32_t n);
 
 #ifdef __wasm_simd128__
-void lt_matmul_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
-                    int32_t d_in, int32_t d_out);
 void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                        int32_t d_out);
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
@@ -103,7 +101,6 @@ void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_
                              const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *scratch);
 void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
                          int32_t n, int32_t d_in, int32_t d_out, float *scratch);
-#define lt_k_matmul lt_matmul_simd
 #define lt_k_matmul_nt lt_matmul_nt_simd
 #define lt_k_attention lt_attention_simd
 void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
@@ -115,7 +112,6 @@ float lt_softmax_simd(float *x, int32_t n);
 #define lt_k_matmul_packed_h lt_matmul_packed_h_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
 #else
-#define lt_k_matmul lt_matmul_ref
 #define lt_k_matmul_nt lt_matmul_nt_ref
 #define lt_k_attention lt_attention_ref
 #define lt_k_q8_matmul lt_q8_matmul_ref

@@ -57,18 +57,13 @@ static void expect_close(const char *what, const float *got, const float *want, 
     }
 }
 
-static void test_matmul(int n, int d_in, int d_out, bool with_bias) {
+static void test_matmul_nt(int n, int d_in, int d_out) {
     float *x = rand_array((size_t)n * d_in), *w = rand_array((size_t)d_in * d_out);
-    float *bias = with_bias ? rand_array((size_t)d_out) : NULL;
     float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
-    lt_matmul_simd(a, x, w, bias, n, d_in, d_out);
-    lt_matmul_ref(b, x, w, bias, n, d_in, d_out);
-    /* no FMA in SIMD128 and the same order of additions: bit-identical */
-    expect_close("matmul", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_nt_simd(a, x, w, n, d_in, d_out); /* w read as [d_out, d_in] */
     lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
     expect_close("matmul_nt", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
-    free(x); free(w); free(bias); free(a); free(b);
+    free(x); free(w); free(a); free(b);
 }
 
 /* Random finite 16-bit weights, subnormals and zeros included. */
@@ -227,7 +222,7 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
-                test_matmul(ns[a], dins[b], douts[c], (a + c) % 2 == 0);
+                test_matmul_nt(ns[a], dins[b], douts[c]);
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (size_t b = 0; b < sizeof dins / sizeof *dins; b++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++)
