@@ -3,15 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  FIXTURE_NAMES, lantern, readFixture, readGolden, compareArrays, sliceRows, splitSafetensors,
+  FIXTURE_NAMES, lantern, readFixture, readGolden, expectClose, expectEveryHook, sliceRows, splitSafetensors,
 } from './helpers.mjs';
 
 const L = await lantern();
-
-function expectClose(actual, expected, what, tol) {
-  const problem = compareArrays(actual, expected, tol);
-  assert.equal(problem, null, `${what}: ${problem}`);
-}
 
 /** Rows [from, to) of the query axis of a [head, q_pos, k_pos] golden tensor, keys cut to n_kv. */
 function attentionRows(t, from, to, nKv) {
@@ -38,17 +33,7 @@ for (const name of FIXTURE_NAMES) {
     const model = L.loadModel(readFixture(name));
     const session = model.createSession({ capture: '*' });
     session.forward(prompt);
-    const listed = session.tensorList();
-    assert.deepEqual(listed.map((t) => t.name).sort(), [...tensors.keys()].sort(),
-      'the engine exposes exactly the hooks the reference computes');
-    for (const [hook, want] of tensors) {
-      const got = session.tensor(hook);
-      assert.deepEqual(got.shape, want.shape, `${hook} shape`);
-      expectClose(got.data, want.data, hook);
-      const entry = listed.find((t) => t.name === hook);
-      assert.deepEqual(entry.shape, want.shape, `${hook} listed shape`);
-      assert.equal(entry.captured, true);
-    }
+    expectEveryHook(session, tensors);
     const logits = tensors.get('logits');
     expectClose(session.logits(), sliceRows(logits, prompt.length - 1, prompt.length).data, 'last logits');
     model.free();

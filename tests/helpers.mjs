@@ -1,4 +1,5 @@
 // Shared helpers for the Node tests: fixture loading and tensor comparison.
+import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createLantern } from '../web/lantern.js';
@@ -68,6 +69,55 @@ export function compareArrays(actual, expected, { atol = 1e-4, rtol = 1e-4 } = {
   }
   if (!bad.length) return null;
   return `max abs diff ${worstDiff} at [${worst}]; first mismatches: ${bad.join(', ')}`;
+}
+
+/** Assert that two float arrays agree (see compareArrays), naming what is compared. */
+export function expectClose(actual, expected, what, tol) {
+  const problem = compareArrays(actual, expected, tol);
+  assert.equal(problem, null, `${what}: ${problem}`);
+}
+
+/**
+ * After a pass with capture '*': the session exposes exactly the golden tensors' names, and each
+ * has the golden shape (read and listed) and values.
+ */
+export function expectEveryHook(session, tensors) {
+  const listed = session.tensorList();
+  assert.deepEqual(listed.map((t) => t.name).sort(), [...tensors.keys()].sort(),
+    'the engine exposes exactly the hooks the reference computes');
+  for (const [hook, want] of tensors) {
+    const got = session.tensor(hook);
+    assert.deepEqual(got.shape, want.shape, `${hook} shape`);
+    expectClose(got.data, want.data, hook);
+    const entry = listed.find((t) => t.name === hook);
+    assert.deepEqual(entry.shape, want.shape, `${hook} listed shape`);
+    assert.equal(entry.captured, true);
+  }
+}
+
+/**
+ * Mean next-token loss (nats) of a GPT session over consecutive windows of `window` tokens of
+ * ids, from the engine's logits of every position (the session must capture 'logits').
+ */
+export function heldOutLoss(session, ids, window) {
+  const V = session.model.nVocab;
+  let total = 0, count = 0;
+  for (let s = 0; s + 1 < ids.length; s += window) {
+    const chunk = ids.slice(s, s + window + 1);
+    session.reset();
+    session.forward(chunk.slice(0, -1));
+    const { data } = session.tensor('logits');
+    for (let t = 0; t + 1 < chunk.length; t++) {
+      const row = data.subarray(t * V, (t + 1) * V);
+      let max = -Infinity;
+      for (const v of row) max = Math.max(max, v);
+      let sum = 0;
+      for (const v of row) sum += Math.exp(v - max);
+      total += Math.log(sum) + max - row[chunk[t + 1]];
+      count++;
+    }
+  }
+  return total / count;
 }
 
 /** Max |a - b| over finite entries. */

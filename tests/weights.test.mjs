@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { lantern, readSafetensors, compareArrays } from './helpers.mjs';
+import { lantern, readSafetensors, compareArrays, heldOutLoss } from './helpers.mjs';
 
 const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const GOLDEN = fileURLToPath(new URL('./fixtures/weights/', import.meta.url));
@@ -33,27 +33,9 @@ for (const name of MODELS) {
     // F16 weights computed in f32 (lantern) against float64 (PyTorch)
     assert.equal(compareArrays(got.data, want.data, { atol: 2e-3, rtol: 1e-3 }), null);
 
-    const ids = JSON.parse(metadata.val_ids);
-    const window = Number(metadata.val_window);
-    let total = 0, count = 0;
-    for (let s = 0; s + 1 < ids.length; s += window) {
-      const chunk = ids.slice(s, s + window + 1);
-      session.reset();
-      session.forward(chunk.slice(0, -1));
-      const { data } = session.tensor('logits');
-      const V = model.nVocab;
-      for (let t = 0; t + 1 < chunk.length; t++) {
-        const row = data.subarray(t * V, (t + 1) * V);
-        let max = -Infinity;
-        for (const v of row) max = Math.max(max, v);
-        let sum = 0;
-        for (const v of row) sum += Math.exp(v - max);
-        total += Math.log(sum) + max - row[chunk[t + 1]];
-        count++;
-      }
-    }
+    const loss = heldOutLoss(session, JSON.parse(metadata.val_ids), Number(metadata.val_window));
     const want_loss = Number(metadata.val_loss);
-    assert.ok(Math.abs(total / count - want_loss) < 1e-4 * want_loss, `lantern ${total / count} vs PyTorch ${want_loss}`);
+    assert.ok(Math.abs(loss - want_loss) < 1e-4 * want_loss, `lantern ${loss} vs PyTorch ${want_loss}`);
     assert.ok(tokenizer.nVocab === model.nVocab, 'the tokenizer covers the vocabulary');
     model.free();
     tokenizer.free();

@@ -169,14 +169,22 @@ function sequence({ text, steps, hist }) {
   return { ids: [...ids, ...kept], promptTokens: tokens, kept };
 }
 
+/** The next-token distribution under these settings: its most likely tokens with probability
+ * and logit, and its entropy in bits. */
+function distribution(sampling, topN = 15) {
+  const logits = session.logits();
+  const probs = session.probs(sampling);
+  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, topN);
+  let entropy = 0;
+  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
+  const top = order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] }));
+  return { top, entropy };
+}
+
 function view(req) {
   const { ids, promptTokens, kept } = sequence(req);
   const ms = sync(ids);
-  const logits = session.logits();
-  const probs = session.probs(req.sampling);
-  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, req.topN ?? 15);
-  let entropy = 0;
-  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
+  const { top, entropy } = distribution(req.sampling, req.topN);
   const T = ids.length, C = cap, H = model.info.n_head;
   // the T x T attention of every head (the overview), and the scores of the selected layer
   const patterns = rows.map(({ pattern }) => {
@@ -196,7 +204,7 @@ function view(req) {
       ...promptTokens.map((t) => ({ id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd })),
       ...kept.map((id) => ({ id, text: tokenizer.display(id), generated: true })),
     ],
-    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
+    top,
     patterns, scores,
   }, [...patterns.map((p) => p.buffer), scores.buffer]);
 }
@@ -207,6 +215,12 @@ function generate(req) {
   const { ids } = sequence(req);
   sync(ids);
   const stop = new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((id) => id >= 0));
+  sampleSteps(req, stop, keepRows);
+}
+
+/** Sample up to req.n tokens after the session's last one, each step's attention rows kept by
+ * keep(from, to), until a token of `stop` or the end of the context; then report the end. */
+function sampleSteps(req, stop, keep) {
   const t0 = performance.now();
   for (let k = 0; k < req.n && session.length < model.nCtx; k++) {
     session.setSeed(req.seed + session.length);
@@ -214,7 +228,7 @@ function generate(req) {
     const t1 = performance.now();
     const from = session.length;
     session.step(id);
-    keepRows(from, from + 1);
+    keep(from, from + 1);
     postMessage({ type: 'token', id, text: tokenizer.display(id), ms: performance.now() - t1, elapsed: performance.now() - t0, k: k + 1 });
     if (stop.has(id)) break;
   }
@@ -292,14 +306,10 @@ function translationSequence({ text, steps, hist }) {
 function viewTranslation(req) {
   const { src, srcTokens, tgt, kept } = translationSequence(req);
   const ms = syncTranslation(src, tgt);
-  const logits = session.logits();
   // greedy decoding's distribution is all on one token: show the model's own (softmax of the
   // logits), from which greedy takes the first
   const greedy = req.sampling.temperature === 0;
-  const probs = session.probs(greedy ? { temperature: 1 } : req.sampling);
-  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, req.topN ?? 15);
-  let entropy = 0;
-  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
+  const { top, entropy } = distribution(greedy ? { temperature: 1 } : req.sampling, req.topN);
   const { n_layer: L, n_encoder_layers: LE, n_head: H } = model.info;
   const S = src.length, T = tgt.length;
   const encoder = Array.from({ length: LE }, (_, l) => ({
@@ -331,7 +341,7 @@ function viewTranslation(req) {
     srcTokens,
     tokens: tgt.map((id, i) => ({ id, text: tokenizer.display(id), generated: i > 0, bos: i === 0 })),
     translation: tokenizer.decode(words), finished: kept.length > 0 && kept[kept.length - 1] === eos,
-    top: order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] })),
+    top,
     attention: { encoder, decoder, cross: crossAttn },
   });
 }
@@ -340,19 +350,8 @@ function generateTranslation(req) {
   const { src, tgt } = translationSequence(req);
   syncTranslation(src, tgt);
   const eos = model.info.eos_token_id;
-  const t0 = performance.now();
-  for (let k = 0; k < req.n && session.length < model.nCtx; k++) {
-    if (session.tokens()[session.length - 1] === eos) break;
-    session.setSeed(req.seed + session.length);
-    const id = session.sample(req.sampling);
-    const t1 = performance.now();
-    const from = session.length;
-    session.step(id);
-    keepDecoderRows(from, from + 1);
-    postMessage({ type: 'token', id, text: tokenizer.display(id), ms: performance.now() - t1, elapsed: performance.now() - t0, k: k + 1 });
-    if (id === eos) break;
-  }
-  postMessage({ type: 'generated', id: req.id });
+  // a finished translation is not continued past its end-of-sentence token
+  sampleSteps(tgt[tgt.length - 1] === eos ? { ...req, n: 0 } : req, new Set([eos]), keepDecoderRows);
 }
 
 onmessage = async ({ data }) => {

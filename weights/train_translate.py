@@ -36,6 +36,7 @@ sys.path.insert(0, HERE)
 import safetensors_io  # noqa: E402
 import transformer_ref  # noqa: E402
 import zh_en  # noqa: E402
+from train import machine  # noqa: E402
 
 FOLDER = os.path.join(HERE, "zh-en")
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "weights", "zh-en.safetensors")
@@ -240,16 +241,6 @@ def plot(curve, path):
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{cpu}, {torch.get_num_threads()} threads, PyTorch {torch.__version__} (CPU)"
 
 
 def train():

@@ -152,6 +152,19 @@ static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_h
     *hi = widen4(wasm_i32x4_extend_high_i16x8(h), kind);
 }
 
+/* One output row's columns j .. j + cols (cols <= LT_PANEL) from four accumulators. */
+static inline void store_panel(float *o, v128_t a0, v128_t a1, v128_t a2, v128_t a3, int32_t cols) {
+    if (cols == LT_PANEL) {
+        wasm_v128_store(o, a0); wasm_v128_store(o + 4, a1);
+        wasm_v128_store(o + 8, a2); wasm_v128_store(o + 12, a3);
+        return;
+    }
+    float tmp[LT_PANEL];
+    wasm_v128_store(tmp, a0); wasm_v128_store(tmp + 4, a1);
+    wasm_v128_store(tmp + 8, a2); wasm_v128_store(tmp + 12, a3);
+    for (int32_t c = 0; c < cols; c++) o[c] = tmp[c];
+}
+
 /* One panel [d_in][LT_PANEL] of f32 weights against n rows: columns j .. j + cols of the output.
  * Tiles of 4 rows x 8 columns (8 accumulators: more spill in V8), then single rows x 16. */
 static __attribute__((noinline)) void panel_rows(float *out, const float *in, const float *p, const float *bpad, int32_t n,
@@ -207,16 +220,7 @@ static __attribute__((noinline)) void panel_rows(float *out, const float *in, co
             a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, wasm_v128_load(wp + 8)));
             a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, wasm_v128_load(wp + 12)));
         }
-        float *o = out + (size_t)t * d_out + j;
-        if (cols == LT_PANEL) {
-            wasm_v128_store(o, a0); wasm_v128_store(o + 4, a1);
-            wasm_v128_store(o + 8, a2); wasm_v128_store(o + 12, a3);
-        } else {
-            float tmp[LT_PANEL];
-            wasm_v128_store(tmp, a0); wasm_v128_store(tmp + 4, a1);
-            wasm_v128_store(tmp + 8, a2); wasm_v128_store(tmp + 12, a3);
-            for (int32_t c = 0; c < cols; c++) o[c] = tmp[c];
-        }
+        store_panel(out + (size_t)t * d_out + j, a0, a1, a2, a3, cols);
     }
 }
 
@@ -268,10 +272,7 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
                 a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, w2));
                 a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, w3));
             }
-            float tmp[LT_PANEL];
-            wasm_v128_store(tmp, a0); wasm_v128_store(tmp + 4, a1);
-            wasm_v128_store(tmp + 8, a2); wasm_v128_store(tmp + 12, a3);
-            for (int32_t c = 0; c < cols; c++) out[(size_t)t * d_out + j + c] = tmp[c];
+            store_panel(out + (size_t)t * d_out + j, a0, a1, a2, a3, cols);
         }
     }
 }

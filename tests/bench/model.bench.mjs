@@ -200,28 +200,7 @@ function quality() {
       const s = model.createSession({ capture: 'logits' });
       s.forward(prompt);
       const logits = s.tensor('logits').data;
-      let loss = null;
-      if (golden) {
-        const ids = JSON.parse(meta.val_ids), window = Number(meta.val_window);
-        let total = 0, count = 0;
-        for (let a = 0; a + 1 < ids.length; a += window) {
-          const chunk = ids.slice(a, a + window + 1);
-          s.reset();
-          s.forward(chunk.slice(0, -1));
-          const { data } = s.tensor('logits');
-          const V = model.nVocab;
-          for (let t = 0; t + 1 < chunk.length; t++) {
-            const row = data.subarray(t * V, (t + 1) * V);
-            let max = -Infinity;
-            for (const v of row) max = Math.max(max, v);
-            let sum = 0;
-            for (const v of row) sum += Math.exp(v - max);
-            total += Math.log(sum) + max - row[chunk[t + 1]];
-            count++;
-          }
-        }
-        loss = total / count;
-      }
+      const loss = golden ? helpers.heldOutLoss(s, JSON.parse(meta.val_ids), Number(meta.val_window)) : null;
       res[precision] = { logits, loss, memory: model.info.weights_in_memory, bytes: model.info.weight_bytes };
       model.free();
     }

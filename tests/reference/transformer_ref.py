@@ -66,15 +66,15 @@ def run(cfg, w, src, tgt, pad_id=None):
     def linear(x, name):
         return x @ w[name + ".weight"].T + w[name + ".bias"]
 
-    def attention(b, hk, xq, xkv, name, mask, kv_hook=None):
+    def attention(b, hk, xq, xkv, name, mask):
         """Multi-head attention; queries from xq, keys and values from xkv. mask [q, k] True = keep."""
         wi, bi = w[name + ".in_proj_weight"], w[name + ".in_proj_bias"]
         q = (xq @ wi[:d].T + bi[:d]).reshape(-1, H, dh)
         k = (xkv @ wi[d:2 * d].T + bi[d:2 * d]).reshape(-1, H, dh)
         v = (xkv @ wi[2 * d:].T + bi[2 * d:]).reshape(-1, H, dh)
         hooks[b + hk + ".hook_q"] = q
-        hooks[(kv_hook or b + hk) + ".hook_k"] = k
-        hooks[(kv_hook or b + hk) + ".hook_v"] = v
+        hooks[b + hk + ".hook_k"] = k
+        hooks[b + hk + ".hook_v"] = v
         scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(dh)
         scores = scores.masked_fill(~mask, float("-inf"))
         hooks[b + hk + ".hook_attn_scores"] = scores
