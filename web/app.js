@@ -2,7 +2,11 @@
 // numbers and draws them. It computes no model maths: every probability, score and weight shown
 // comes from the engine (mean over heads and hiding the first token only rearrange them).
 const $ = (id) => document.getElementById(id);
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+// ?engine=strict|relaxed|threads picks the engine build (default: the fastest this page may run)
+const workerUrl = new URL('./worker.js', import.meta.url);
+const engineParam = new URLSearchParams(location.search).get('engine');
+if (engineParam) workerUrl.searchParams.set('engine', engineParam);
+const worker = new Worker(workerUrl, { type: 'module' });
 
 // The shipped models (weights/) and one test fixture; ?model=<id> picks one.
 const MODELS = [
@@ -50,6 +54,7 @@ function saveUrl() {
   if (state.mean) p.set('mean', '1');
   if (state.hideFirst) p.set('hidefirst', '1');
   if (embed) p.set('embed', '1');
+  if (engineParam) p.set('engine', engineParam);
   history.replaceState(null, '', `?${p}`);
 }
 
@@ -147,6 +152,9 @@ worker.onmessage = ({ data }) => {
         : `${data.name}: ${info.n_layer} layers, ${info.n_head} heads, d_model ${info.d_model}, ` +
           `vocabulary ${info.n_vocab} (${kind}), context ${info.n_ctx}, ` +
           `${info.n_params.toLocaleString('en')} parameters (${info.weights_dtype})`;
+      $('model-name').textContent += `; engine: ${{ strict: 'wasm SIMD128', relaxed: 'wasm relaxed SIMD (fused multiply-add)',
+        threads: `wasm SIMD128 on ${data.threads} threads` }[data.build] ?? data.build}`;
+      document.body.dataset.engine = data.build;
       document.body.dataset.mode = translating() ? 'translate' : 'generate';
       $('prompt-label').textContent = translating() ? 'Source sentence' : 'Prompt';
       $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = !translating();

@@ -2,6 +2,7 @@
 //
 //   import { createLantern } from './lantern.js';
 //   const lantern = await createLantern();                 // loads lantern.wasm beside this file
+//                                                          // ({ build: 'auto' }: relaxed SIMD where it runs)
 //   const model = lantern.loadModel({ config, weights });  // config.json text, safetensors bytes
 //   const session = model.createSession({ capture: ['blocks.0.attn.hook_pattern'] });
 //   session.forward([464, 3290, 318]);
@@ -37,21 +38,110 @@ async function fetchBytes(url) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+// A one-function module that uses f32x4.relaxed_madd (final encoding 0xfd 0x85 0x02): where it
+// validates, the relaxed-SIMD build runs.
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b,
+  0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b,
+]);
+
+/** Whether this JavaScript engine runs relaxed SIMD (fused multiply-add). */
+export function hasRelaxedSimd() {
+  return WebAssembly.validate(RELAXED_PROBE);
+}
+
+const BUILD_FILES = { strict: './lantern.wasm', relaxed: './lantern-relaxed.wasm', threads: './lantern-threads.wasm' };
+const isNode = typeof process !== 'undefined' && process.versions?.node != null && typeof window === 'undefined' &&
+  typeof self === 'undefined';
+
+/** Whether helper threads can share the engine's memory here: a cross-origin isolated page (or
+ * worker), or Node. */
+export function canUseThreads() {
+  if (typeof SharedArrayBuffer === 'undefined') return false;
+  return isNode || (globalThis.crossOriginIsolated === true && typeof Worker !== 'undefined');
+}
+
+async function defaultThreads() {
+  const n = isNode ? (await import('node:os')).availableParallelism() : (globalThis.navigator?.hardwareConcurrency ?? 1);
+  return Math.max(1, Math.min(8, n));
+}
+
 /**
- * Instantiate the engine. Options: `wasmBytes` (Uint8Array or ArrayBuffer) or `wasmUrl`
- * (default: lantern.wasm next to this module; file: URLs are read with node:fs).
+ * Instantiate the engine. Options:
+ * - `build`: 'strict' (the default: wasm SIMD128, the results the golden tests check), 'relaxed'
+ *   (multiply-adds through relaxed SIMD, possibly fused: the same numbers to rounding, faster where
+ *   the machine fuses), 'threads' (the strict build's numbers, bit for bit, with matmuls and
+ *   attention split across `threads` threads: needs SharedArrayBuffer, i.e. a cross-origin
+ *   isolated page, or Node), or 'auto': threads under Node or on a cross-origin isolated page
+ *   when there is more than one core, else relaxed where `WebAssembly.validate` accepts it, else
+ *   strict (and the next one down when a build's file cannot be fetched). `lantern.build` tells
+ *   which one runs.
+ * - `threads`: threads in all for 'threads', the calling one included (default: the cores, up to
+ *   8). Helper threads are workers running web/lantern-thread.js; `lantern.close()` ends them
+ *   (under Node they never keep the process alive).
+ * - `wasmBytes` (Uint8Array or ArrayBuffer) or `wasmUrl`: a module of your own instead (default:
+ *   the build's file next to this module; file: URLs are read with node:fs).
  */
 export async function createLantern(options = {}) {
-  const bytes = options.wasmBytes ??
-    await fetchBytes(new URL(options.wasmUrl ?? './lantern.wasm', import.meta.url));
+  const asked = options.build ?? 'strict';
+  if (!['strict', 'relaxed', 'threads', 'auto'].includes(asked)) {
+    throw new LanternError(`build must be 'strict', 'relaxed', 'threads' or 'auto', not ${JSON.stringify(asked)}`);
+  }
+  const threads = options.threads ?? await defaultThreads();
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+    throw new LanternError(`threads must be an integer from 1 to 16, not ${threads}`);
+  }
+  if (asked === 'relaxed' && !hasRelaxedSimd()) {
+    throw new LanternError('this JavaScript engine has no relaxed SIMD (WebAssembly.validate refuses it): use build \'strict\' or \'auto\'');
+  }
+  if (asked === 'threads' && !canUseThreads()) {
+    throw new LanternError('the threaded build needs SharedArrayBuffer and workers: serve the page cross-origin isolated ' +
+      '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp), or use build \'auto\'');
+  }
+  const custom = options.wasmBytes !== undefined || options.wasmUrl !== undefined;
+  let bytes = options.wasmBytes;
+  if (bytes === undefined && options.wasmUrl !== undefined) bytes = await fetchBytes(new URL(options.wasmUrl, import.meta.url));
+  // the builds to try, best first
+  const order = asked !== 'auto' ? [asked]
+    : [...(canUseThreads() && threads > 1 ? ['threads'] : []), ...(hasRelaxedSimd() ? ['relaxed'] : []), 'strict'];
+  for (const build of custom ? ['custom'] : order) {
+    try {
+      const module = await WebAssembly.compile(custom ? bytes : await fetchBytes(new URL(BUILD_FILES[build], import.meta.url)));
+      const lantern = await instantiate(module, threads);
+      lantern.build = build;
+      return lantern;
+    } catch (e) {
+      if (build === order.at(-1) || custom) throw e;
+    }
+  }
+}
+
+/** The engine's imports; a threaded module also imports its (shared) memory. */
+function engineImports(memory) {
   const trap = (name) => () => { throw new LanternError(`the engine called ${name}, which lantern does not provide`); };
-  const imports = {
-    env: { emscripten_notify_memory_growth() {} },
+  return {
+    env: { emscripten_notify_memory_growth() {}, ...(memory ? { memory } : {}) },
     wasi_snapshot_preview1: new Proxy({}, { get: (_, name) => trap(String(name)) }),
   };
-  const { instance } = await WebAssembly.instantiate(bytes, imports);
+}
+
+function sharedMemory(module) {
+  const wanted = WebAssembly.Module.imports(module).some((i) => i.module === 'env' && i.name === 'memory');
+  if (!wanted) return null;
+  // as large a reservation as this browser grants: 4 GB, else 2 or 1
+  for (const maximum of [65536, 32768, 16384]) {
+    try { return new WebAssembly.Memory({ initial: 256, maximum, shared: true }); } catch { /* smaller */ }
+  }
+  throw new LanternError('cannot reserve a shared memory for the threaded engine');
+}
+
+async function instantiate(module, threads) {
+  const memory = sharedMemory(module);
+  const instance = await WebAssembly.instantiate(module, engineImports(memory));
   instance.exports._initialize?.();
-  return new Lantern(instance.exports);
+  const lantern = new Lantern({ ...instance.exports, ...(memory ? { memory } : {}) });
+  if (memory) await lantern.startHelpers(module, memory, threads);
+  return lantern;
 }
 
 function checkInteger(value, what) {
@@ -59,9 +149,53 @@ function checkInteger(value, what) {
   return value;
 }
 
+const HELPER_STACK = 256 * 1024;
+
 class Lantern {
   constructor(exports) {
     this.wasm = exports;
+    this.shared = exports.memory.buffer instanceof (globalThis.SharedArrayBuffer ?? class {});
+    this.helpers = [];
+  }
+
+  /** Start threads - 1 helper workers on the shared memory, each on its own stack. */
+  async startHelpers(module, memory, threads) {
+    this.wasm.lt_par_config(threads, -1);
+    const url = new URL('./lantern-thread.js', import.meta.url);
+    const { Worker: NodeWorker } = isNode ? await import('node:worker_threads') : {};
+    const started = [];
+    for (let k = 1; k < threads; k++) {
+      const stack = this.alloc(HELPER_STACK);
+      const worker = isNode ? new NodeWorker(url) : new Worker(url, { type: 'module' });
+      this.helpers.push(worker);
+      started.push(new Promise((resolve, reject) => {
+        const onMessage = (m) => { if ((m?.data ?? m)?.type === 'started') resolve(); };
+        if (isNode) {
+          worker.on('message', onMessage);
+          worker.once('error', reject);
+        } else {
+          worker.addEventListener('message', onMessage);
+          worker.addEventListener('error', (e) => reject(new LanternError(`a helper thread failed: ${e.message}`)));
+        }
+      }));
+      worker.postMessage({ module, memory, stackTop: (stack + HELPER_STACK) & ~15 });
+    }
+    await Promise.all(started);
+    // a started helper only waits for work: it must not keep Node's process alive
+    if (isNode) for (const w of this.helpers) w.unref();
+  }
+
+  /** Threads the engine splits its work across, the calling one included (1 unless threaded). */
+  get threads() {
+    return 1 + this.helpers.length;
+  }
+
+  /** End the helper threads; the engine goes on, on one thread. */
+  close() {
+    if (!this.helpers.length) return;
+    this.wasm.lt_par_config(1, -1);
+    for (const w of this.helpers) w.terminate();
+    this.helpers = [];
   }
 
   // --- memory helpers: pointers are unsigned (memory may pass 2 GB)
@@ -97,7 +231,8 @@ class Lantern {
     const heap = this.heapU8();
     let end = ptr;
     while (heap[end]) end++;
-    return decoder.decode(heap.subarray(ptr, end));
+    // TextDecoder refuses views of shared memory: copy first
+    return decoder.decode(this.shared ? heap.slice(ptr, end) : heap.subarray(ptr, end));
   }
 
   lastError() {

@@ -1,5 +1,8 @@
 // A small static file server for the playground: `node web/serve.mjs [port]`.
-// Serves the repository's web/, weights/ and tests/fixtures/ folders on localhost only.
+// Serves the repository's web/, weights/ and tests/fixtures/ folders on localhost only,
+// cross-origin isolated (COOP and COEP headers) so that the page may use the threaded engine
+// build; `serve(port, host, { isolated: false })` or LANTERN_ISOLATED=0 leaves them out, as a
+// page embedded in someone else's site would be.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
@@ -16,7 +19,10 @@ const TYPES = {
 };
 
 /** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
-export function serve(port = 8000, host = '127.0.0.1') {
+export function serve(port = 8000, host = '127.0.0.1', { isolated = true } = {}) {
+  const isolation = isolated
+    ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' }
+    : {};
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname === '/') {
@@ -42,6 +48,7 @@ export function serve(port = 8000, host = '127.0.0.1') {
       'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
       'Content-Length': stat.size,
       'Cache-Control': 'no-cache',
+      ...isolation,
     });
     createReadStream(join(ROOT, path)).pipe(res);
   });
@@ -53,8 +60,10 @@ export function serve(port = 8000, host = '127.0.0.1') {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.argv[2] ?? process.env.PORT ?? 8000);
-  serve(port).then((server) => {
-    console.log(`lantern playground: http://localhost:${server.address().port}/web/`);
+  const isolated = process.env.LANTERN_ISOLATED !== '0';
+  serve(port, '127.0.0.1', { isolated }).then((server) => {
+    console.log(`lantern playground: http://localhost:${server.address().port}/web/` +
+      (isolated ? ' (cross-origin isolated: the engine may use threads)' : ''));
   }, (err) => {
     console.error(`lantern: cannot serve on port ${port}: ${err.message}`);
     process.exit(1);

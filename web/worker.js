@@ -10,8 +10,14 @@
 // cross-attention (target x source) of every layer and head.
 //
 // In: load {base} | load-files {files: {name: ArrayBuffer}} | view {seq...} | generate {seq..., n}
-// Out: progress | loaded {info, kind, name, pe} | view {...} | token {id, text, ms} | error {message}
+// Out: progress | loaded {info, kind, name, pe, build, threads} | view {...} | token {id, text, ms} | error {message}
+//
+// The engine build: threads on a cross-origin isolated page, else relaxed SIMD where this browser
+// validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads,
+// passed on from the page's URL).
 import { createLantern } from './lantern.js';
+
+const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 
 let lantern = null;
 let model = null;
@@ -77,11 +83,11 @@ function install(files, name) {
   cap = 0;
   decRows = [];
   const pe = isTranslator() ? model.tensor('encoder.W_pos') : model.tensor('W_pos');
-  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name, pe }, [pe.data.buffer]);
+  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name, pe, build: lantern.build, threads: lantern.threads }, [pe.data.buffer]);
 }
 
 async function load(base, name) {
-  lantern ??= await createLantern();
+  lantern ??= await createLantern({ build: engineBuild });
   const get = async (file) => {
     const r = await fetch(new URL(file, base));
     return r.ok ? new Uint8Array(await r.arrayBuffer()) : null;
@@ -96,7 +102,7 @@ async function load(base, name) {
 }
 
 async function loadFiles(files) {
-  lantern ??= await createLantern();
+  lantern ??= await createLantern({ build: engineBuild });
   const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
   install({
     config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),

@@ -108,6 +108,20 @@ void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float
 void lt_gelu_tanh_simd(float *x, int64_t n);
 float lt_softmax_simd(float *x, int32_t n);
 #define lt_k_q8_matmul lt_q8_matmul_simd
+/* The same kernels over output columns [j0, j1) only (the output keeps its d_out stride), for
+ * splitting a matmul across threads. Every column is computed as by the whole kernel, bit for
+ * bit, when j0 and j1 are multiples of LT_PANEL (or j1 = d_out). */
+void lt_matmul_packed_cols_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                                int32_t d_in, int32_t d_out, int32_t j0, int32_t j1);
+void lt_matmul_packed_h_cols_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                                  const float *bias, int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1,
+                                  float *scratch);
+void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                            int32_t d_out, int32_t j0, int32_t j1);
+void lt_matmul_nt_h_cols_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                              int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, float *scratch);
+void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                            int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs);
 #define lt_k_matmul_packed lt_matmul_packed_simd
 #define lt_k_matmul_packed_h lt_matmul_packed_h_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd

@@ -1,8 +1,9 @@
 /* wasm SIMD128 kernels. Same contracts as ref.c. wasm SIMD128 has no fused multiply-add, so
  * where the order of additions matches the reference (matmul, the weighted sum of values) the
  * results are bit-identical to it; dot products (matmul_nt, q . k) sum in four lanes and differ
- * from the reference by rounding only. Register tiles stay at 8 or fewer v128 accumulators,
- * beyond which V8 spills. */
+ * from the reference by rounding only. Built with LT_RELAXED (and clang's -mrelaxed-simd) the
+ * multiply-adds become relaxed ones, possibly fused: that build matches the reference to rounding
+ * only. Register tiles stay at 8 or fewer v128 accumulators, beyond which V8 spills. */
 #ifdef __wasm_simd128__
 #include "kernels.h"
 
@@ -10,9 +11,24 @@
 #include <stddef.h>
 #include <wasm_simd128.h>
 
+#ifdef LT_RELAXED
+typedef float lt_f32x4 __attribute__((vector_size(16)));
+#endif
+
 static inline float hsum(v128_t v) {
     return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
            (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+
+/* c + a * b. The strict build multiplies then adds (two roundings); the relaxed-SIMD build
+ * (LT_RELAXED, chosen at run time where the engine validates it) uses f32x4.relaxed_madd, which
+ * the machine may fuse into one rounding: its results differ from the reference by rounding. */
+static inline __attribute__((always_inline)) v128_t madd(v128_t a, v128_t b, v128_t c) {
+#ifdef LT_RELAXED
+    return (v128_t)__builtin_wasm_relaxed_madd_f32x4((lt_f32x4)a, (lt_f32x4)b, (lt_f32x4)c);
+#else
+    return wasm_f32x4_add(c, wasm_f32x4_mul(a, b));
+#endif
 }
 
 /* dot product of a[n] and b[n] in four lanes, then a scalar tail */
@@ -20,30 +36,30 @@ static inline float dot(const float *a, const float *b, int32_t n) {
     v128_t acc = wasm_f32x4_splat(0.0f);
     int32_t i = 0;
     for (; i + 4 <= n; i += 4)
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+        acc = madd(wasm_v128_load(a + i), wasm_v128_load(b + i), acc);
     float s = hsum(acc);
     for (; i < n; i++) s += a[i] * b[i];
     return s;
 }
 
-void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
-                       int32_t d_out) {
+void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                            int32_t d_out, int32_t j0, int32_t j1) {
     for (int32_t t = 0; t < n; t++) {
         const float *x = in + (size_t)t * d_in;
         float *o = out + (size_t)t * d_out;
-        int32_t j = 0;
+        int32_t j = j0;
         /* four output columns at once: x is loaded once for four weight rows */
-        for (; j + 4 <= d_out; j += 4) {
+        for (; j + 4 <= j1; j += 4) {
             const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
                         *w3 = w2 + d_in;
             v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
             int32_t i = 0;
             for (; i + 4 <= d_in; i += 4) {
                 const v128_t xv = wasm_v128_load(x + i);
-                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(xv, wasm_v128_load(w0 + i)));
-                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(xv, wasm_v128_load(w1 + i)));
-                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(xv, wasm_v128_load(w2 + i)));
-                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(xv, wasm_v128_load(w3 + i)));
+                a0 = madd(xv, wasm_v128_load(w0 + i), a0);
+                a1 = madd(xv, wasm_v128_load(w1 + i), a1);
+                a2 = madd(xv, wasm_v128_load(w2 + i), a2);
+                a3 = madd(xv, wasm_v128_load(w3 + i), a3);
             }
             float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
             for (; i < d_in; i++) {
@@ -51,8 +67,13 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
             }
             o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
         }
-        for (; j < d_out; j++) o[j] = dot(x, w + (size_t)j * d_in, d_in);
+        for (; j < j1; j++) o[j] = dot(x, w + (size_t)j * d_in, d_in);
     }
+}
+
+void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                       int32_t d_out) {
+    lt_matmul_nt_cols_simd(out, in, w, n, d_in, d_out, 0, d_out);
 }
 
 /* ---------------------------------------------------------------- exp, GELU, softmax */
@@ -180,17 +201,17 @@ static __attribute__((noinline)) void panel_rows(float *out, const float *in, co
             for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
                 const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 4);
                 v128_t sc = wasm_f32x4_splat(x0[i]);
-                a00 = wasm_f32x4_add(a00, wasm_f32x4_mul(sc, w0));
-                a01 = wasm_f32x4_add(a01, wasm_f32x4_mul(sc, w1));
+                a00 = madd(sc, w0, a00);
+                a01 = madd(sc, w1, a01);
                 sc = wasm_f32x4_splat(x1[i]);
-                a10 = wasm_f32x4_add(a10, wasm_f32x4_mul(sc, w0));
-                a11 = wasm_f32x4_add(a11, wasm_f32x4_mul(sc, w1));
+                a10 = madd(sc, w0, a10);
+                a11 = madd(sc, w1, a11);
                 sc = wasm_f32x4_splat(x2[i]);
-                a20 = wasm_f32x4_add(a20, wasm_f32x4_mul(sc, w0));
-                a21 = wasm_f32x4_add(a21, wasm_f32x4_mul(sc, w1));
+                a20 = madd(sc, w0, a20);
+                a21 = madd(sc, w1, a21);
                 sc = wasm_f32x4_splat(x3[i]);
-                a30 = wasm_f32x4_add(a30, wasm_f32x4_mul(sc, w0));
-                a31 = wasm_f32x4_add(a31, wasm_f32x4_mul(sc, w1));
+                a30 = madd(sc, w0, a30);
+                a31 = madd(sc, w1, a31);
             }
             const v128_t acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
             const int32_t w = cols - c0 < 8 ? cols - c0 : 8;
@@ -215,10 +236,10 @@ static __attribute__((noinline)) void panel_rows(float *out, const float *in, co
         const float *wp = p;
         for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
             const v128_t sc = wasm_f32x4_splat(x[i]);
-            a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, wasm_v128_load(wp)));
-            a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, wasm_v128_load(wp + 4)));
-            a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, wasm_v128_load(wp + 8)));
-            a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, wasm_v128_load(wp + 12)));
+            a0 = madd(sc, wasm_v128_load(wp), a0);
+            a1 = madd(sc, wasm_v128_load(wp + 4), a1);
+            a2 = madd(sc, wasm_v128_load(wp + 8), a2);
+            a3 = madd(sc, wasm_v128_load(wp + 12), a3);
         }
         store_panel(out + (size_t)t * d_out + j, a0, a1, a2, a3, cols);
     }
@@ -229,9 +250,9 @@ static void panel_bias(float bpad[LT_PANEL], const float *bias, int32_t j, int32
     for (int32_t c = 0; c < LT_PANEL; c++) bpad[c] = bias && c < cols ? bias[j + c] : 0.0f;
 }
 
-void lt_matmul_packed_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
-                           int32_t d_in, int32_t d_out) {
-    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
+void lt_matmul_packed_cols_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                                int32_t d_in, int32_t d_out, int32_t j0, int32_t j1) {
+    for (int32_t j = j0; j < j1; j += LT_PANEL) {
         const int32_t cols = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
         float bpad[LT_PANEL];
         panel_bias(bpad, bias, j, cols);
@@ -239,10 +260,16 @@ void lt_matmul_packed_simd(float *out, const float *in, const float *w, const fl
     }
 }
 
+void lt_matmul_packed_simd(float *out, const float *in, const float *w, const float *bias, int32_t n,
+                           int32_t d_in, int32_t d_out) {
+    lt_matmul_packed_cols_simd(out, in, w, bias, n, d_in, d_out, 0, d_out);
+}
+
 static inline __attribute__((always_inline)) void matmul_packed_h(float *out, const float *in, const uint16_t *w,
                                                                    lt_half_kind kind, const float *bias, int32_t n,
-                                                                   int32_t d_in, int32_t d_out, float *scratch) {
-    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
+                                                                   int32_t d_in, int32_t d_out, int32_t j0, int32_t j1,
+                                                                   float *scratch) {
+    for (int32_t j = j0; j < j1; j += LT_PANEL) {
         const int32_t cols = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
         const uint16_t *p = w + (size_t)(j / LT_PANEL) * d_in * LT_PANEL;
         float bpad[LT_PANEL];
@@ -267,32 +294,38 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
                 v128_t w0, w1, w2, w3;
                 widen8(wp, kind, &w0, &w1);
                 widen8(wp + 8, kind, &w2, &w3);
-                a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(sc, w0));
-                a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(sc, w1));
-                a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(sc, w2));
-                a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(sc, w3));
+                a0 = madd(sc, w0, a0);
+                a1 = madd(sc, w1, a1);
+                a2 = madd(sc, w2, a2);
+                a3 = madd(sc, w3, a3);
             }
             store_panel(out + (size_t)t * d_out + j, a0, a1, a2, a3, cols);
         }
     }
 }
 
+void lt_matmul_packed_h_cols_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                                  const float *bias, int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1,
+                                  float *scratch) {
+    if (kind == LT_H_BF16) matmul_packed_h(out, in, w, LT_H_BF16, bias, n, d_in, d_out, j0, j1, scratch);
+    else matmul_packed_h(out, in, w, LT_H_F16, bias, n, d_in, d_out, j0, j1, scratch);
+}
+
 void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
                              const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *scratch) {
-    if (kind == LT_H_BF16) matmul_packed_h(out, in, w, LT_H_BF16, bias, n, d_in, d_out, scratch);
-    else matmul_packed_h(out, in, w, LT_H_F16, bias, n, d_in, d_out, scratch);
+    lt_matmul_packed_h_cols_simd(out, in, w, kind, bias, n, d_in, d_out, 0, d_out, scratch);
 }
 
 /* The same order of additions as lt_matmul_nt_simd (four lanes over i, then the tail), so the
  * results equal it on the widened weights. */
 static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const float *in, const uint16_t *w,
                                                                lt_half_kind kind, int32_t n, int32_t d_in,
-                                                               int32_t d_out) {
+                                                               int32_t d_out, int32_t j0, int32_t j1) {
     for (int32_t t = 0; t < n; t++) {
         const float *x = in + (size_t)t * d_in;
         float *o = out + (size_t)t * d_out;
-        for (int32_t j = 0; j < d_out; j += 4) {
-            const int32_t rows = d_out - j < 4 ? d_out - j : 4;
+        for (int32_t j = j0; j < j1; j += 4) {
+            const int32_t rows = j1 - j < 4 ? j1 - j : 4;
             const uint16_t *wr[4];
             for (int32_t r = 0; r < 4; r++) wr[r] = w + (size_t)(j + (r < rows ? r : 0)) * d_in;
             v128_t a[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
@@ -303,15 +336,15 @@ static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const 
                 for (int32_t r = 0; r < 4; r++) {
                     v128_t lo, hi;
                     widen8(wr[r] + i, kind, &lo, &hi);
-                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, lo));
-                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x1, hi));
+                    a[r] = madd(x0, lo, a[r]);
+                    a[r] = madd(x1, hi, a[r]);
                 }
             }
             if (i + 4 <= d_in) {
                 const v128_t x0 = wasm_v128_load(x + i);
                 for (int32_t r = 0; r < 4; r++)
-                    a[r] = wasm_f32x4_add(a[r], wasm_f32x4_mul(x0, widen4(wasm_i32x4_extend_low_i16x8(
-                                                                      wasm_v128_load64_zero(wr[r] + i)), kind)));
+                    a[r] = madd(x0, widen4(wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(wr[r] + i)), kind),
+                                a[r]);
                 i += 4;
             }
             for (int32_t r = 0; r < rows; r++) {
@@ -323,17 +356,17 @@ static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const 
     }
 }
 
-void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
-                         int32_t n, int32_t d_in, int32_t d_out, float *scratch) {
+void lt_matmul_nt_h_cols_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                              int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, float *scratch) {
     if (n < 4) {
-        if (kind == LT_H_BF16) matmul_nt_h(out, in, w, LT_H_BF16, n, d_in, d_out);
-        else matmul_nt_h(out, in, w, LT_H_F16, n, d_in, d_out);
+        if (kind == LT_H_BF16) matmul_nt_h(out, in, w, LT_H_BF16, n, d_in, d_out, j0, j1);
+        else matmul_nt_h(out, in, w, LT_H_F16, n, d_in, d_out, j0, j1);
         return;
     }
     /* many rows: widen LT_PANEL weight rows at a time, once for all input rows; dot() sums in
      * the order lt_matmul_nt_simd does */
-    for (int32_t j = 0; j < d_out; j += LT_PANEL) {
-        const int32_t rows = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
+    for (int32_t j = j0; j < j1; j += LT_PANEL) {
+        const int32_t rows = j1 - j < LT_PANEL ? j1 - j : LT_PANEL;
         const uint16_t *src = w + (size_t)j * d_in;
         const size_t count = (size_t)rows * d_in;
         size_t i = 0;
@@ -350,18 +383,23 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
     }
 }
 
+void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
+                         int32_t n, int32_t d_in, int32_t d_out, float *scratch) {
+    lt_matmul_nt_h_cols_simd(out, in, w, kind, n, d_in, d_out, 0, d_out, scratch);
+}
+
 /* ---------------------------------------------------------------- 8-bit weights */
 
 /* Four output columns at a time: each block of 32 is 4 x i32x4_dot_i16x8 per column, an exact
  * integer sum, converted and scaled into a per-column f32x4 (lanes summed at the end). */
-void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
-                       int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs) {
+void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                            int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs) {
     const int32_t nb = d_in / LT_Q8_BLOCK;
     for (int32_t t = 0; t < n; t++) {
         lt_q8_quantize_row(xq, xs, in + (size_t)t * d_in, d_in);
         float *o = out + (size_t)t * d_out;
-        for (int32_t j = 0; j < d_out; j += 4) {
-            const int32_t rows = d_out - j < 4 ? d_out - j : 4;
+        for (int32_t j = j0; j < j1; j += 4) {
+            const int32_t rows = j1 - j < 4 ? j1 - j : 4;
             const int8_t *qr[4];
             const float *sr[4];
             for (int32_t r = 0; r < 4; r++) {
@@ -382,13 +420,17 @@ void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float
                     d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_extend_high_i8x16(w01)));
                     d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_extend_low_i8x16(w23)));
                     d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_extend_high_i8x16(w23)));
-                    acc[r] = wasm_f32x4_add(acc[r], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(d),
-                                                                   wasm_f32x4_splat(xs[b] * sr[r][b])));
+                    acc[r] = madd(wasm_f32x4_convert_i32x4(d), wasm_f32x4_splat(xs[b] * sr[r][b]), acc[r]);
                 }
             }
             for (int32_t r = 0; r < rows; r++) o[j + r] = hsum(acc[r]) + (bias ? bias[j + r] : 0.0f);
         }
     }
+}
+
+void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
+                       int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs) {
+    lt_q8_matmul_cols_simd(out, in, q, scales, bias, n, d_in, d_out, 0, d_out, xq, xs);
 }
 
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
@@ -423,10 +465,10 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
                     if (scratch[j] == 0.0f) continue;
                     const v128_t p = wasm_f32x4_splat(scratch[j]);
                     const float *vj = vh + (size_t)j * d->kv_stride + c;
-                    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(p, wasm_v128_load(vj)));
-                    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(p, wasm_v128_load(vj + 4)));
-                    a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(p, wasm_v128_load(vj + 8)));
-                    a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(p, wasm_v128_load(vj + 12)));
+                    a0 = madd(p, wasm_v128_load(vj), a0);
+                    a1 = madd(p, wasm_v128_load(vj + 4), a1);
+                    a2 = madd(p, wasm_v128_load(vj + 8), a2);
+                    a3 = madd(p, wasm_v128_load(vj + 12), a3);
                 }
                 wasm_v128_store(oi + c, a0); wasm_v128_store(oi + c + 4, a1);
                 wasm_v128_store(oi + c + 8, a2); wasm_v128_store(oi + c + 12, a3);
@@ -435,8 +477,7 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
                 v128_t a = wasm_f32x4_splat(0.0f);
                 for (int32_t j = 0; j < end; j++) {
                     if (scratch[j] == 0.0f) continue;
-                    a = wasm_f32x4_add(a, wasm_f32x4_mul(wasm_f32x4_splat(scratch[j]),
-                                                         wasm_v128_load(vh + (size_t)j * d->kv_stride + c)));
+                    a = madd(wasm_f32x4_splat(scratch[j]), wasm_v128_load(vh + (size_t)j * d->kv_stride + c), a);
                 }
                 wasm_v128_store(oi + c, a);
             }

@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
-import { createLantern } from '../../web/lantern.js';
+import v8 from 'node:v8';
+import { createLantern, hasRelaxedSimd } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -27,6 +28,14 @@ ort.env.wasm.simd = true;
 ort.env.logLevel = 'error';
 
 const L = await createLantern();
+// the optional builds, timed on the same models against the same onnxruntime-web figures: relaxed
+// SIMD (behind a flag in Node 20) and the threaded build on every core (onnxruntime-web stays on
+// one thread: its thread count is fixed when its wasm starts)
+if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+const OPTIONAL = [];
+if (hasRelaxedSimd()) OPTIONAL.push({ label: 'relaxed SIMD', L: await createLantern({ build: 'relaxed' }) });
+const THREADS = Math.min(8, cpus().length);
+if (THREADS > 1) OPTIONAL.push({ label: `${THREADS} threads`, L: await createLantern({ build: 'threads', threads: THREADS }) });
 
 function stats(times) {
   const s = [...times].sort((a, b) => a - b);
@@ -82,8 +91,8 @@ function argmax(a, from = 0, n = a.length - from) {
   return best - from;
 }
 
-async function lanternModel(m) {
-  const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`),
+async function lanternModel(m, engine = L, timeCapture = true) {
+  const model = engine.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`),
     precision: m.precision ?? 'auto' });
   const { n_vocab: V, n_ctx: C } = model.info;
   const prompt = promptIds(V, Math.min(PREFILL, C / 2));
@@ -95,7 +104,7 @@ async function lanternModel(m) {
     for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
   });
   let capture = null, captureNoLogits = null;
-  if (m.shipped) {
+  if (m.shipped && timeCapture) {
     // the three variants interleaved, round after round, so that machine noise and V8's timing
     // fall on all of them alike: no capture, every hook, every hook but the logits of every
     // position (an unembedding per row, not a copy)
@@ -225,6 +234,14 @@ for (const m of models) {
   const mine = await lanternModel(m);
   const theirs = await ortModel(m, mine.n, mine.steps);
   rows.push({ m, mine, theirs });
+  if (!m.shipped || m.name !== 'induction') {
+    for (const o of OPTIONAL) {
+      const alt = await lanternModel(m, o.L, false);
+      rows.push({ m: { ...m, name: `${m.name}, ${o.label}` }, mine: alt, theirs });
+      console.log(`${pad(`${m.name}, ${o.label}`, 28)} prefill: lantern ${num(alt.prefill.min)} / ${num(alt.prefill.median)} ms; ` +
+        `decode: ${num(alt.steps / (alt.decode.median / 1000))} tokens/s (onnxruntime-web as above, one thread)`);
+    }
+  }
   const tps = (t) => mine.steps / (t / 1000);
   console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
     `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +

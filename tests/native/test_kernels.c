@@ -57,12 +57,32 @@ static void expect_close(const char *what, const float *got, const float *want, 
     }
 }
 
+/* The tolerance of a SIMD kernel against one that adds in the same order: none in the strict
+ * build; the relaxed build's multiply-adds may be fused (one rounding instead of two). */
+#ifdef LT_RELAXED
+#define SAME_ORDER_TOL(d_in) (1e-5f * 4.0f * (float)(d_in))
+#else
+#define SAME_ORDER_TOL(d_in) 0.0f
+#endif
+
+/* Where a matmul is cut in two column ranges for two threads: at a panel boundary, the cut the
+ * threaded build makes, so the halves must equal the whole kernel bit for bit. */
+static int32_t split_at(int32_t d_out) {
+    const int32_t panels = (d_out + LT_PANEL - 1) / LT_PANEL;
+    const int32_t cut = (panels / 2) * LT_PANEL;
+    return cut < d_out ? cut : d_out;
+}
+
 static void test_matmul_nt(int n, int d_in, int d_out) {
     float *x = rand_array((size_t)n * d_in), *w = rand_array((size_t)d_in * d_out);
     float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
     lt_matmul_nt_simd(a, x, w, n, d_in, d_out); /* w read as [d_out, d_in] */
     lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
     expect_close("matmul_nt", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
+    const int32_t cut = split_at(d_out);
+    lt_matmul_nt_cols_simd(b, x, w, n, d_in, d_out, 0, cut);
+    lt_matmul_nt_cols_simd(b, x, w, n, d_in, d_out, cut, d_out);
+    expect_close("matmul_nt in two column ranges", b, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     free(x); free(w); free(a); free(b);
 }
 
@@ -99,30 +119,43 @@ static void test_matmul_h(int n, int d_in, int d_out, bool with_bias, lt_half_ki
             w[(size_t)i * d_out + j] = wp[LT_PACKED_AT(d_in, i, j)] = lt_half_to_f32(h, kind);
             whp[LT_PACKED_AT(d_in, i, j)] = h;
         }
-    float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out);
+    float *a = rand_array((size_t)n * d_out), *b = rand_array((size_t)n * d_out), *c = rand_array((size_t)n * d_out);
     float *scratch = rand_array((size_t)LT_PANEL * (size_t)(d_in > d_out ? d_in : d_out));
     const char *k = kind == LT_H_F16 ? "f16" : "bf16";
     char what[64];
     lt_matmul_ref(b, x, w, bias, n, d_in, d_out);
     lt_matmul_packed_simd(a, x, wp, bias, n, d_in, d_out);
-    expect_close("matmul_packed simd", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    expect_close("matmul_packed simd", a, b, (size_t)n * d_out, SAME_ORDER_TOL(d_in), n, d_in, d_out);
     lt_matmul_packed_ref(a, x, wp, bias, n, d_in, d_out);
     expect_close("matmul_packed ref", a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    const int32_t cut = split_at(d_out);
+    lt_matmul_packed_simd(a, x, wp, bias, n, d_in, d_out);
+    lt_matmul_packed_cols_simd(c, x, wp, bias, n, d_in, d_out, 0, cut);
+    lt_matmul_packed_cols_simd(c, x, wp, bias, n, d_in, d_out, cut, d_out);
+    expect_close("matmul_packed in two column ranges", c, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_packed_h_simd(a, x, whp, kind, bias, n, d_in, d_out, scratch);
     snprintf(what, sizeof what, "matmul_packed_h %s simd", k);
-    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    expect_close(what, a, b, (size_t)n * d_out, SAME_ORDER_TOL(d_in), n, d_in, d_out);
+    lt_matmul_packed_h_cols_simd(c, x, whp, kind, bias, n, d_in, d_out, 0, cut, scratch);
+    lt_matmul_packed_h_cols_simd(c, x, whp, kind, bias, n, d_in, d_out, cut, d_out, scratch);
+    snprintf(what, sizeof what, "matmul_packed_h %s in two column ranges", k);
+    expect_close(what, c, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_packed_h_ref(a, x, whp, kind, bias, n, d_in, d_out);
     snprintf(what, sizeof what, "matmul_packed_h %s ref", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_nt_h_simd(a, x, wh, kind, n, d_in, d_out, scratch);
     lt_matmul_nt_simd(b, x, w, n, d_in, d_out);
     snprintf(what, sizeof what, "matmul_nt_h %s simd", k);
-    expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    expect_close(what, a, b, (size_t)n * d_out, SAME_ORDER_TOL(d_in), n, d_in, d_out);
+    lt_matmul_nt_h_cols_simd(c, x, wh, kind, n, d_in, d_out, 0, cut, scratch);
+    lt_matmul_nt_h_cols_simd(c, x, wh, kind, n, d_in, d_out, cut, d_out, scratch);
+    snprintf(what, sizeof what, "matmul_nt_h %s in two column ranges", k);
+    expect_close(what, c, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_nt_h_ref(a, x, wh, kind, n, d_in, d_out);
     lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
     snprintf(what, sizeof what, "matmul_nt_h %s ref", k);
     expect_close(what, a, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
-    free(x); free(bias); free(wh); free(w); free(wp); free(whp); free(a); free(b); free(scratch);
+    free(x); free(bias); free(wh); free(w); free(wp); free(whp); free(a); free(b); free(c); free(scratch);
 }
 
 /* 8-bit weights: the SIMD kernel against the scalar definition (the same integer dot products;
@@ -144,6 +177,10 @@ static void test_q8(int n, int d_in, int d_out, bool with_bias) {
     lt_q8_matmul_simd(a, x, q, scales, bias, n, d_in, d_out, xq, xs);
     lt_q8_matmul_ref(b, x, q, scales, bias, n, d_in, d_out, xq, xs);
     expect_close("q8_matmul simd", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
+    const int32_t cut = split_at(d_out);
+    lt_q8_matmul_cols_simd(c, x, q, scales, bias, n, d_in, d_out, 0, cut, xq, xs);
+    lt_q8_matmul_cols_simd(c, x, q, scales, bias, n, d_in, d_out, cut, d_out, xq, xs);
+    expect_close("q8_matmul in two column ranges", c, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
     lt_matmul_nt_ref(c, x, w, n, d_in, d_out); /* the weights exactly as quantized, inputs in f32 */
     if (bias)
         for (int t = 0; t < n; t++)

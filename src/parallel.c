@@ -1,0 +1,96 @@
+/* The thread pool of the threaded wasm build (see parallel.h). Without LT_THREADS: one part, run
+ * in place. */
+#include "parallel.h"
+
+#ifdef LT_THREADS
+#include <stdatomic.h>
+
+#define LT_MAX_PARTS 16
+#define EXPORT __attribute__((used, visibility("default")))
+
+/* A job is posted by storing fn and ctx, resetting the counters and bumping the generation;
+ * helpers (and the poster) take parts with fetch_add on next until it passes n_parts, which is
+ * fixed once started: a helper still leaving the previous job can only draw numbers >= n_parts,
+ * or a part of the new job, which it then runs with the new job's fn and ctx. */
+static struct {
+    _Atomic int32_t generation; /* helpers sleep on this word between jobs */
+    _Atomic int32_t next;       /* the next part to take */
+    _Atomic int32_t done;       /* parts finished */
+    _Atomic int32_t helpers;    /* helpers running */
+    lt_par_fn fn;
+    void *ctx;
+} pool;
+
+static int32_t n_parts = 1;
+static int64_t min_work = 1 << 20; /* multiply-adds below which a matmul stays on one thread */
+
+/* Set the parts (1 + the helpers JS will start) and, if min_mads >= 0, the smallest matmul
+ * worth splitting. Raise the parts only before any session exists: sessions size their
+ * per-part scratch by it. */
+EXPORT void lt_par_config(int32_t parts, double min_mads) {
+    n_parts = parts < 1 ? 1 : parts > LT_MAX_PARTS ? LT_MAX_PARTS : parts;
+    if (n_parts == 1) atomic_store(&pool.helpers, 0); /* JS ends the helpers: run alone */
+    if (min_mads >= 0) min_work = (int64_t)min_mads;
+}
+
+/* Parts started by helpers so far (for tests: the pool is really running). */
+EXPORT int32_t lt_par_helpers(void) { return atomic_load(&pool.helpers); }
+
+static void take_parts(void) {
+    for (;;) {
+        const int32_t k = atomic_fetch_add(&pool.next, 1);
+        if (k >= n_parts) return;
+        pool.fn(pool.ctx, k, n_parts);
+        atomic_fetch_add(&pool.done, 1);
+    }
+}
+
+/* A helper's whole life: spin briefly after each job (decoding posts jobs microseconds apart),
+ * then sleep on the generation word until the next one. Never returns. */
+EXPORT void lt_par_helper(void) {
+    atomic_fetch_add(&pool.helpers, 1);
+    int32_t seen = atomic_load(&pool.generation);
+    for (;;) {
+        int32_t g, spins = 0;
+        while ((g = atomic_load(&pool.generation)) == seen) {
+            if (++spins < (1 << 16)) continue;
+            __builtin_wasm_memory_atomic_wait32((int32_t *)&pool.generation, seen, -1);
+            spins = 0;
+        }
+        seen = g;
+        take_parts();
+    }
+}
+
+int32_t lt_par_parts(void) { return n_parts; }
+
+int lt_par_worth(int64_t multiply_adds) { return n_parts > 1 && multiply_adds >= min_work; }
+
+void lt_par_run(lt_par_fn fn, void *ctx) {
+    if (n_parts == 1 || atomic_load(&pool.helpers) == 0) {
+        for (int32_t k = 0; k < n_parts; k++) fn(ctx, k, n_parts);
+        return;
+    }
+    pool.fn = fn;
+    pool.ctx = ctx;
+    atomic_store(&pool.done, 0);
+    atomic_store(&pool.next, 0);
+    atomic_fetch_add(&pool.generation, 1);
+    __builtin_wasm_memory_atomic_notify((int32_t *)&pool.generation, (uint32_t)-1);
+    take_parts();
+    while (atomic_load(&pool.done) < n_parts) {
+    }
+}
+
+#else
+
+int32_t lt_par_parts(void) { return 1; }
+
+int lt_par_worth(int64_t multiply_adds) {
+    (void)multiply_adds;
+    return 0;
+}
+
+void lt_par_run(lt_par_fn fn, void *ctx) { fn(ctx, 0, 1); }
+
+#endif
