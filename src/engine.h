@@ -257,6 +257,11 @@ struct lt_session {
     int16_t *q8_x;          /* (parts, max(d_model, d_mlp)) an input row quantized for 8-bit weights */
     float *q8_s;            /* (parts, max(d_model, d_mlp) / LT_Q8_BLOCK + 1) its block scales */
     float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
+    /* The captured "logits" of every position are computed when first read: a pass keeps its
+     * final-norm rows here and unembeds only its last row (the next-token logits). */
+    float *final_rows;      /* (final_cap rows, d_model) the last pass's final-norm output */
+    int32_t final_cap;
+    int32_t logits_pending; /* rows of final_rows whose logits the "logits" slot still lacks */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;
 };
@@ -271,6 +276,11 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
 /* Run n tokens through the model, appending them after s->n_past: fills the KV cache rows,
  * the captures and s->logits. The caller has validated everything and sized the buffers. */
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n);
+/* out[rows, n_vocab] = the logits of final-norm rows x[rows, d_model] (each family's) */
+void lt_gpt2_unembed(lt_session *s, float *out, const float *x, int32_t rows);
+void lt_transformer_unembed(lt_session *s, float *out, const float *x, int32_t rows);
+/* A pass capturing "logits" hands its final-norm rows over for lt_session_tensor to unembed. */
+void lt_defer_logits(lt_session *s, const float *x, int32_t rows);
 /* The encoder over n source tokens (s->src_tokens, s->src_valid set): fills the cross-attention
  * keys and values and the encoder captures. */
 void lt_transformer_encode(lt_session *s, int32_t n);

@@ -250,7 +250,7 @@ static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, 
 }
 
 /* out[n, n_vocab] = in @ lm_head^T */
-static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
+void lt_gpt2_unembed(lt_session *s, float *out, const float *in, int32_t n) {
     const lt_model *m = s->model;
 #ifdef LT_THREADS
     if (matmul_split(s, out, in, &m->lm_head, NULL, n, m->d_model, m->n_vocab, true)) return;
@@ -340,17 +340,13 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_capture_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
     }
 
-    /* the final norm and unembedding run on every row only when those rows are captured */
-    float *cap_logits = lt_capture(s, LT_H_LOGITS, 0);
-    const bool all_rows = cap_logits || lt_capture(s, LT_H_LN_FINAL, 0);
+    /* the final norm runs on every row only when those rows are captured; the logits of every
+     * row wait until they are read (lt_defer_logits): here only the last row's */
+    const bool all_rows = lt_capture(s, LT_H_LOGITS, 0) || lt_capture(s, LT_H_LN_FINAL, 0);
     const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
     float *xf = xn + (size_t)first * d;
     lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
-    if (cap_logits) {
-        unembed(s, cap_logits, xf, rows);
-        memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
-    } else {
-        unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
-    }
+    if (lt_capture(s, LT_H_LOGITS, 0)) lt_defer_logits(s, xf, rows);
+    lt_gpt2_unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
 }

@@ -222,9 +222,11 @@ const float *lt_session_logits(const lt_session *session);
 
 /* Read a captured tensor of the last forward pass or step by its hook name, e.g.
  * "blocks.1.attn.hook_pattern". *data points to ndim-dimensional row-major floats.
- * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no tensor has that name), or LT_ERR_STATE (the name
- * exists but was not captured in the last pass). */
-int32_t lt_session_tensor(const lt_session *session, const char *name, const float **data,
+ * "logits" of every position is computed on its first read after a pass (an unembedding per
+ * position, work a pass need not do when nobody reads them).
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no tensor has that name), LT_ERR_STATE (the name
+ * exists but was not captured in the last pass), or LT_ERR_FORMAT (those logits overflowed). */
+int32_t lt_session_tensor(lt_session *session, const char *name, const float **data,
                           int32_t shape[LT_MAX_DIMS], int32_t *ndim);
 
 /* A JSON array listing every tensor name of the model: [{"name", "dims" (symbolic, e.g.

@@ -96,6 +96,7 @@ void lt_session_free(lt_session *s) {
     free(s->sample_probs);
     free(s->sample_order);
     free(s->logits_backup);
+    free(s->final_rows);
     free(s->panel);
     free(s->q8_x);
     free(s->q8_s);
@@ -110,6 +111,7 @@ void lt_session_free(lt_session *s) {
 /* Forget the captures of one stage's hooks (a new pass), or of all (a new source). */
 static void invalidate_captures(lt_session *s, bool all) {
     const lt_model *m = s->model;
+    s->logits_pending = 0;
     for (int32_t h = 0; h < m->n_hooks; h++)
         if (all || m->hooks[h].stage == LT_STAGE_PASS)
             for (int32_t l = 0; l < m->max_layers; l++) slot(s, h, l)->valid = false;
@@ -220,11 +222,24 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
                 return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
             total += (uint64_t)numel * sizeof(float);
         }
+    if (slot(s, m->hook_logits, 0)->wanted && stage == LT_STAGE_PASS) {
+        /* the final-norm rows kept for unembedding the captured logits when read */
+        size_t bytes;
+        if (!lt_mul_size((size_t)n * (size_t)m->d_model, sizeof(float), &bytes))
+            return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
+        total += bytes;
+    }
     if (total > s->params.max_capture_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
                        "capturing these tensors for %d positions needs %.1f MB, more than the "
                        "session's limit of %.1f MB: capture fewer tensors or fewer positions",
                        n, (double)total / 1e6, (double)s->params.max_capture_bytes / 1e6);
+    if (slot(s, m->hook_logits, 0)->wanted && stage == LT_STAGE_PASS && n > s->final_cap) {
+        float *p = realloc(s->final_rows, (size_t)n * (size_t)m->d_model * sizeof(float));
+        if (!p) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory for captured tensors");
+        s->final_rows = p;
+        s->final_cap = n;
+    }
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);
@@ -260,16 +275,18 @@ static bool all_finite(const float *x, size_t n) {
     return true;
 }
 
+void lt_defer_logits(lt_session *s, const float *x, int32_t rows) {
+    memcpy(s->final_rows, x, (size_t)rows * (size_t)s->model->d_model * sizeof(float));
+    s->logits_pending = rows;
+}
+
 /* After a pass over n positions: which of the numbers it produced is not finite (the final
- * residual stream of every position, the last logits, and every captured logit), or NULL. */
+ * residual stream of every position, the last logits), or NULL. The captured logits of the
+ * other positions are checked when they are computed, on first read. */
 static const char *first_non_finite(const lt_session *s, int32_t n) {
     const lt_model *m = s->model;
     if (!all_finite(s->x, (size_t)n * m->d_model)) return "the residual stream";
     if (!all_finite(s->logits, (size_t)m->n_vocab)) return "a logit";
-    const lt_capture_slot *c = slot(s, m->hook_logits, 0);
-    if (c->wanted)
-        for (size_t i = 0; i < (size_t)n * m->n_vocab; i++)
-            if (!isfinite(c->data[i])) return "a logit";
     return NULL;
 }
 
@@ -403,7 +420,7 @@ int32_t lt_session_n_past(const lt_session *s) { return s ? s->n_past : 0; }
 const int32_t *lt_session_tokens(const lt_session *s) { return s ? s->tokens : NULL; }
 const float *lt_session_logits(const lt_session *s) { return s && s->n_past ? s->logits : NULL; }
 
-int32_t lt_session_tensor(const lt_session *s, const char *name, const float **data,
+int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
                           int32_t shape[LT_MAX_DIMS], int32_t *ndim) {
     if (!s || !name || !data || !shape || !ndim)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "tensor: missing argument");
@@ -412,7 +429,20 @@ int32_t lt_session_tensor(const lt_session *s, const char *name, const float **d
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             if (!lt_hook_format(&m->hooks[h], l, buf, sizeof buf) || strcmp(buf, name)) continue;
-            const lt_capture_slot *c = slot(s, h, l);
+            lt_capture_slot *c = slot(s, h, l);
+            if (c->valid && h == m->hook_logits && s->logits_pending) {
+                /* the logits of every position of the last pass, computed now from its kept
+                 * final-norm rows, exactly as the pass computes the last one */
+                const int32_t rows = s->logits_pending;
+                s->logits_pending = 0;
+                if (is_encoder_decoder(m)) lt_transformer_unembed(s, c->data, s->final_rows, rows);
+                else lt_gpt2_unembed(s, c->data, s->final_rows, rows);
+                if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
+                    c->valid = false;
+                    return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "
+                                                  "numbers): the model's weights are too large to compute with");
+                }
+            }
             if (!c->valid)
                 return lt_fail(LT_ERR_STATE,
                                c->wanted ? "tensor \"%s\" is captured but no pass has run since"

@@ -407,19 +407,22 @@ void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
         sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
         ffn(s, &y->ffn, &y->ln3, &DEC_FFN, l, n);
     }
-    /* the final norm and output projection run on every row only when those rows are captured */
-    float *cap_logits = lt_capture(s, LT_T_LOGITS, 0);
-    const bool all_rows = cap_logits || lt_capture(s, LT_T_DEC_LN_FINAL, 0);
+    /* the final norm runs on every row only when those rows are captured; the logits of every
+     * row wait until they are read (lt_defer_logits): here only the last row's */
+    const bool all_rows = lt_capture(s, LT_T_LOGITS, 0) || lt_capture(s, LT_T_DEC_LN_FINAL, 0);
     const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
     float *xf = s->x + (size_t)first * d;
     if (m->final_norm) {
         lt_k_layernorm(xf, xf, m->dec_norm.w, m->dec_norm.b, rows, d, m->ln_eps);
         lt_capture_rows(s, LT_T_DEC_LN_FINAL, 0, s->x, n, d, 0, d);
     }
-    float *out = cap_logits ? cap_logits : s->logits;
-    lt_k_matmul_nt(out, xf, m->unembed, rows, d, m->n_vocab);
+    if (lt_capture(s, LT_T_LOGITS, 0)) lt_defer_logits(s, xf, rows);
+    lt_transformer_unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
+}
+
+void lt_transformer_unembed(lt_session *s, float *out, const float *x, int32_t rows) {
+    const lt_model *m = s->model;
+    lt_k_matmul_nt(out, x, m->unembed, rows, m->d_model, m->n_vocab);
     if (m->unembed_b)
         for (int32_t r = 0; r < rows; r++) lt_k_add(out + (size_t)r * m->n_vocab, m->unembed_b, m->n_vocab);
-    if (cap_logits)
-        memcpy(s->logits, cap_logits + (size_t)(n - 1) * m->n_vocab, (size_t)m->n_vocab * sizeof(float));
 }

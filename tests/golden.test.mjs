@@ -36,6 +36,11 @@ for (const name of FIXTURE_NAMES) {
     expectEveryHook(session, tensors);
     const logits = tensors.get('logits');
     expectClose(session.logits(), sliceRows(logits, prompt.length - 1, prompt.length).data, 'last logits');
+    // the captured logits of every position are computed on read, the last row exactly as the
+    // pass computed the next-token logits; a second read gives the same numbers
+    const all = session.tensor('logits');
+    assert.deepEqual(all.data.subarray((prompt.length - 1) * model.nVocab), session.logits());
+    assert.deepEqual(session.tensor('logits'), all);
     model.free();
   });
 

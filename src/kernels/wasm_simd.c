@@ -44,30 +44,34 @@ static inline float dot(const float *a, const float *b, int32_t n) {
 
 void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                             int32_t d_out, int32_t j0, int32_t j1) {
-    for (int32_t t = 0; t < n; t++) {
-        const float *x = in + (size_t)t * d_in;
-        float *o = out + (size_t)t * d_out;
-        int32_t j = j0;
-        /* four output columns at once: x is loaded once for four weight rows */
-        for (; j + 4 <= j1; j += 4) {
-            const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
-                        *w3 = w2 + d_in;
-            v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-            int32_t i = 0;
-            for (; i + 4 <= d_in; i += 4) {
-                const v128_t xv = wasm_v128_load(x + i);
-                a0 = madd(xv, wasm_v128_load(w0 + i), a0);
-                a1 = madd(xv, wasm_v128_load(w1 + i), a1);
-                a2 = madd(xv, wasm_v128_load(w2 + i), a2);
-                a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+    /* blocks of LT_PANEL weight rows, which stay in cache while every input row passes */
+    for (int32_t jb = j0; jb < j1; jb += LT_PANEL) {
+        const int32_t je = j1 - jb < LT_PANEL ? j1 : jb + LT_PANEL;
+        for (int32_t t = 0; t < n; t++) {
+            const float *x = in + (size_t)t * d_in;
+            float *o = out + (size_t)t * d_out;
+            int32_t j = jb;
+            /* four output columns at once: x is loaded once for four weight rows */
+            for (; j + 4 <= je; j += 4) {
+                const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
+                            *w3 = w2 + d_in;
+                v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+                int32_t i = 0;
+                for (; i + 4 <= d_in; i += 4) {
+                    const v128_t xv = wasm_v128_load(x + i);
+                    a0 = madd(xv, wasm_v128_load(w0 + i), a0);
+                    a1 = madd(xv, wasm_v128_load(w1 + i), a1);
+                    a2 = madd(xv, wasm_v128_load(w2 + i), a2);
+                    a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+                }
+                float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+                for (; i < d_in; i++) {
+                    s0 += x[i] * w0[i]; s1 += x[i] * w1[i]; s2 += x[i] * w2[i]; s3 += x[i] * w3[i];
+                }
+                o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
             }
-            float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-            for (; i < d_in; i++) {
-                s0 += x[i] * w0[i]; s1 += x[i] * w1[i]; s2 += x[i] * w2[i]; s3 += x[i] * w3[i];
-            }
-            o[j] = s0; o[j + 1] = s1; o[j + 2] = s2; o[j + 3] = s3;
+            for (; j < je; j++) o[j] = dot(x, w + (size_t)j * d_in, d_in);
         }
-        for (; j < j1; j++) o[j] = dot(x, w + (size_t)j * d_in, d_in);
     }
 }
 

@@ -234,6 +234,11 @@ for (const m of models) {
   const mine = await lanternModel(m);
   const theirs = await ortModel(m, mine.n, mine.steps);
   rows.push({ m, mine, theirs });
+  const tps = (t) => mine.steps / (t / 1000);
+  console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
+    `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
+    `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
+    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}% (all but the logits: +${num(100 * mine.captureNoLogits)}%)` : ''));
   if (!m.shipped || m.name !== 'induction') {
     for (const o of OPTIONAL) {
       const alt = await lanternModel(m, o.L, false);
@@ -242,11 +247,6 @@ for (const m of models) {
         `decode: ${num(alt.steps / (alt.decode.median / 1000))} tokens/s (onnxruntime-web as above, one thread)`);
     }
   }
-  const tps = (t) => mine.steps / (t / 1000);
-  console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
-    `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
-    `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
-    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}% (all but the logits: +${num(100 * mine.captureNoLogits)}%)` : ''));
 }
 
 const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
