@@ -41,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 const float *logits = lt_session_logits(s);
                 for (int32_t i = 0; i < V; i++)
                     if (isnan(logits[i])) abort();
+                /* the logits of every position, computed on this read: finite, or refused */
+                const float *all = NULL;
+                int32_t shape[LT_MAX_DIMS], ndim = 0;
+                int32_t rc_all = lt_session_tensor(s, "logits", &all, shape, &ndim);
+                if (rc_all == LT_OK) {
+                    if (ndim != 2 || shape[0] != n || shape[1] != V) abort();
+                    for (int32_t i = 0; i < n * V; i++)
+                        if (!isfinite(all[i])) abort();
+                    if (memcmp(all + (size_t)(n - 1) * V, logits, (size_t)V * sizeof(float)) != 0) abort();
+                } else if (rc_all != LT_ERR_FORMAT) {
+                    abort();
+                }
                 lt_sampling_params p = lt_sampling_default_params();
                 int32_t next;
                 if (lt_session_sample(s, p, &next) != LT_OK) abort();
