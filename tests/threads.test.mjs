@@ -123,3 +123,20 @@ test('threads: after close() the engine runs on, on one thread', async () => {
   assert.deepEqual(before.logits(), ref.logits());
   model.free();
 });
+
+test('threads: bad input gets the engine\'s message (read from the shared memory) and the engine goes on', async () => {
+  const { config, weights } = readFixture('gpt2-tiny');
+  assert.throws(() => T.loadModel({ config: '{"n_layer": 2,', weights }), (e) => /config\.json: malformed JSON at byte \d+/.test(e.message));
+  assert.throws(() => T.loadModel({ config, weights: weights.subarray(0, 100) }), /safetensors/);
+  const model = T.loadModel({ config, weights });
+  const session = model.createSession();
+  assert.throws(() => session.forward([1, 2, 1e6]), /outside the vocabulary/);
+  assert.throws(() => session.probs({ temperature: NaN }), /temperature/);
+  session.forward([1, 2, 3]);
+  const ref = strict.loadModel({ config, weights }).createSession();
+  ref.forward([1, 2, 3]);
+  assert.deepEqual(session.logits(), ref.logits());
+  const tok = T.loadTokenizer({ vocab: readFileSync(`${FIXTURES}gpt2-tiny/vocab.json`), merges: readFileSync(`${FIXTURES}gpt2-tiny/merges.txt`) });
+  assert.equal(tok.decode(tok.encode('attention heads')), 'attention heads');
+  model.free();
+});
