@@ -55,6 +55,14 @@ const topRows = (page) => page.$$eval('#top tbody tr', (trs) => trs.map((tr) => 
 const viewed = (page, n) => page.waitForFunction((k) => document.body.dataset.ready === 'true' &&
   document.body.dataset.generating !== 'true' && document.querySelectorAll('#tokens .chip').length === k, n, { timeout: 30000 });
 
+/** The heatmap's cells (query i, key j) hold the engine's pattern of head h, within tol. */
+async function expectHeatmap(page, { shape: [, T, K], data }, h, tol) {
+  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1], [5, 5]]) {
+    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    assert.ok(Math.abs(value - data[(h * T + i) * K + j]) < tol, `cell ${i},${j}: ${value}`);
+  }
+}
+
 /** What the page's Step does, in Node: the draw for position k uses seed + k. */
 function nodeSteps(ids, n, seed, sampling) {
   const s = model.createSession();
@@ -152,12 +160,10 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   const prompt = await page.inputValue('#prompt');
   const ids = Array.from(tok.encode(prompt));
   const { s } = nodeTop(ids);
-  const { shape: [H, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
+  const pattern = s.tensor('blocks.1.attn.hook_pattern');
+  const [H, T] = pattern.shape;
   assert.equal(H, 4);
-  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1], [5, 5]]) {
-    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
-    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-7, `cell ${i},${j}: ${value}`);
-  }
+  await expectHeatmap(page, pattern, 2, 1e-7);
   assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '0');
   await page.selectOption('#stage', 'masked');
   assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '-Infinity');
@@ -243,11 +249,7 @@ test('a cross-origin isolated page runs the threaded build, with the strict buil
   assert.deepEqual(rows.map((r) => Number(r[1])), best.slice(0, rows.length));
   assert.deepEqual(rows.map((r) => r[2].trim()), best.slice(0, rows.length).map((id) => probs[id].toFixed(4)));
   assert.deepEqual(rows.map((r) => r[3]), best.slice(0, rows.length).map((id) => logits[id].toFixed(3)));
-  const { shape: [, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
-  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1]]) {
-    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
-    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-7, `cell ${i},${j}: ${value}`);
-  }
+  await expectHeatmap(page, s.tensor('blocks.1.attn.hook_pattern'), 2, 1e-7);
   s.free();
   // the module on the page itself: helpers really take parts of every matmul, and the logits
   // equal the strict build's bit for bit
@@ -286,11 +288,7 @@ test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the 
   const rows = await topRows(page);
   assert.deepEqual(rows.map((r) => Number(r[1])).slice(0, 5), best.slice(0, 5));
   rows.forEach((r) => assert.ok(Math.abs(Number(r[2]) - probs[Number(r[1])]) <= 1e-4 + 1e-12, `${r}`));
-  const { shape: [, T, K], data } = s.tensor('blocks.1.attn.hook_pattern');
-  for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1]]) {
-    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
-    assert.ok(Math.abs(value - data[(2 * T + i) * K + j]) < 1e-5, `cell ${i},${j}: ${value}`);
-  }
+  await expectHeatmap(page, s.tensor('blocks.1.attn.hook_pattern'), 2, 1e-5);
   s.free();
   const builds = await page.evaluate(async () => {
     const { createLantern, hasRelaxedSimd, canUseThreads } = await import('/web/lantern.js');
