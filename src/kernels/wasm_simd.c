@@ -437,6 +437,46 @@ void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float
     lt_q8_matmul_cols_simd(out, in, q, scales, bias, n, d_in, d_out, 0, d_out, xq, xs);
 }
 
+/* s[j] = (q . k_j) * scale for keys j < n (rows kv_stride apart). Four keys at a time when the
+ * head width is a multiple of 4: four lane-wise accumulators, reduced together by two
+ * interleaving steps (each key's lanes summed as (0 + 2) + (1 + 3)) into one vector of four
+ * scores, instead of a horizontal sum per key. The last group repeats its first key in the
+ * missing places, so that every score is computed the same way whatever n is (a padded source
+ * gives the unpadded one's numbers). */
+static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_stride, int32_t dh, int32_t n,
+                          float scale) {
+    if (dh % 4) {
+        for (int32_t j = 0; j < n; j++) s[j] = dot(q, k + (size_t)j * kv_stride, dh) * scale;
+        return;
+    }
+    const v128_t sc = wasm_f32x4_splat(scale);
+    for (int32_t j = 0; j < n; j += 4) {
+        const int32_t keys = n - j < 4 ? n - j : 4;
+        const float *kr[4];
+        for (int32_t r = 0; r < 4; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
+        v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        for (int32_t i = 0; i < dh; i += 4) {
+            const v128_t qv = wasm_v128_load(q + i);
+            a0 = madd(qv, wasm_v128_load(kr[0] + i), a0);
+            a1 = madd(qv, wasm_v128_load(kr[1] + i), a1);
+            a2 = madd(qv, wasm_v128_load(kr[2] + i), a2);
+            a3 = madd(qv, wasm_v128_load(kr[3] + i), a3);
+        }
+        /* [a0 lanes 0+2, a1 0+2, a0 1+3, a1 1+3], the same for a2, a3; then the halves */
+        const v128_t t01 = wasm_f32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
+        const v128_t t23 = wasm_f32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
+        const v128_t sum = wasm_f32x4_mul(
+            wasm_f32x4_add(wasm_i64x2_shuffle(t01, t23, 0, 2), wasm_i64x2_shuffle(t01, t23, 1, 3)), sc);
+        if (keys == 4) {
+            wasm_v128_store(s + j, sum);
+        } else {
+            float tmp[4];
+            wasm_v128_store(tmp, sum);
+            for (int32_t r = 0; r < keys; r++) s[j + r] = tmp[r];
+        }
+    }
+}
+
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch) {
     const size_t plane = (size_t)d->n_q * d->n_kv;
@@ -449,10 +489,10 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
             int32_t end = d->n_kv;
             if (d->causal && d->q_offset + i + 1 < end) end = d->q_offset + i + 1;
             if (end < 0) end = 0;
-            for (int32_t j = 0; j < end; j++)
-                scratch[j] = (d->key_valid && !d->key_valid[j])
-                                 ? -INFINITY
-                                 : dot(qi, kh + (size_t)j * d->kv_stride, dh) * d->scale;
+            scaled_scores(scratch, qi, kh, d->kv_stride, dh, end, d->scale);
+            if (d->key_valid)
+                for (int32_t j = 0; j < end; j++)
+                    if (!d->key_valid[j]) scratch[j] = -INFINITY;
             for (int32_t j = end; j < d->n_kv; j++) scratch[j] = -INFINITY;
             const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
             if (scores)
