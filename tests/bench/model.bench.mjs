@@ -6,6 +6,7 @@
 // GPT models; each exported to ONNX with a KV cache by tests/bench/export_onnx.py. Everything
 // generated lives in build/bench/ (outside git) and is reused while it exists.
 // Run with `node --no-liftoff` (make bench does): V8's baseline tier would otherwise time itself.
+// The engines compared on a model run interleaved, run by run: this machine's speed drifts.
 import { existsSync, readFileSync, mkdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -42,9 +43,9 @@ function stats(times) {
   return { min: s[0], median: s[Math.floor(s.length / 2)] };
 }
 
-/** Warm up twice, then time `runs` runs of fn (milliseconds). */
+/** Warm up (twice, or once for single runs), then time `runs` runs of fn (milliseconds). */
 async function timeRuns(fn, runs = RUNS) {
-  for (let i = 0; i < 2; i++) await fn();
+  for (let i = 0; i < Math.min(2, runs); i++) await fn();
   const times = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
@@ -91,47 +92,61 @@ function argmax(a, from = 0, n = a.length - from) {
   return best - from;
 }
 
-async function lanternModel(m, engine = L, timeCapture = true) {
+/** Time several engines on the same work, interleaved run by run after warm-ups (two each, or
+ * one for single runs), so that this machine's drifting speed falls on all of them alike. */
+async function timeInterleaved(fns, runs = RUNS) {
+  for (let w = 0; w < Math.min(2, runs); w++) for (const fn of fns) await fn();
+  const times = fns.map(() => []);
+  for (let r = 0; r < runs; r++) {
+    for (let i = 0; i < fns.length; i++) {
+      const t0 = performance.now();
+      await fns[i]();
+      times[i].push(performance.now() - t0);
+    }
+  }
+  return times.map(stats);
+}
+
+/** A lantern engine's prefill and greedy decode of model m, ready to time. */
+function lanternRunner(m, engine) {
   const model = engine.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`),
     precision: m.precision ?? 'auto' });
   const { n_vocab: V, n_ctx: C } = model.info;
   const prompt = promptIds(V, Math.min(PREFILL, C / 2));
   const steps = Math.min(DECODE, C - prompt.length);
   const session = model.createSession();
-  const prefill = await timeRuns(() => { session.reset(); session.forward(prompt); });
-  const decode = await timeRuns(() => {
-    session.rewind(prompt.length);
-    for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
-  });
-  let capture = null, captureNoLogits = null;
-  if (m.shipped && timeCapture) {
-    // the three variants interleaved, round after round, so that machine noise and V8's timing
-    // fall on all of them alike: no capture, every hook, every hook but the logits of every
-    // position (an unembedding per row, not a copy)
-    const sessions = [session, model.createSession({ capture: '*', maxCaptureBytes: 2e9 }),
-      model.createSession({ capture: 'hook_*, blocks.*, ln_final.hook_normalized', maxCaptureBytes: 2e9 })];
-    const times = sessions.map(() => []);
-    for (let round = 0; round < 3 + 4 * RUNS; round++) {
-      sessions.forEach((s, i) => {
-        const t0 = performance.now();
-        s.reset();
-        s.forward(prompt);
-        if (round >= 3) times[i].push(performance.now() - t0);
-      });
-    }
-    const med = times.map((t) => stats(t).median);
-    capture = med[1] / med[0] - 1;
-    captureNoLogits = med[2] / med[0] - 1;
-    sessions[1].free();
-    sessions[2].free();
-  }
-  const memory = model.info.weights_in_memory;
-  session.free();
-  model.free();
-  return { prefill, decode, capture, captureNoLogits, n: prompt.length, steps, memory };
+  return {
+    model, prompt, steps, memory: model.info.weights_in_memory,
+    prefill: () => { session.reset(); session.forward(prompt); },
+    decode: () => {
+      session.rewind(prompt.length);
+      for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
+    },
+    free: () => { session.free(); model.free(); },
+  };
 }
 
-async function ortModel(m, n, steps) {
+/** The cost of capturing every hook (and every hook but the all-position logits) on top of a
+ * plain prefill, the three interleaved over many rounds. */
+function captureCost(r) {
+  const sessions = [r.model.createSession(), r.model.createSession({ capture: '*', maxCaptureBytes: 2e9 }),
+    r.model.createSession({ capture: 'hook_*, blocks.*, ln_final.hook_normalized', maxCaptureBytes: 2e9 })];
+  const times = sessions.map(() => []);
+  for (let round = 0; round < 3 + 8 * RUNS; round++) {
+    sessions.forEach((s, i) => {
+      const t0 = performance.now();
+      s.reset();
+      s.forward(r.prompt);
+      if (round >= 3) times[i].push(performance.now() - t0);
+    });
+  }
+  const med = times.map((t) => stats(t).median);
+  sessions.forEach((s) => s.free());
+  return { capture: med[1] / med[0] - 1, captureNoLogits: med[2] / med[0] - 1 };
+}
+
+/** onnxruntime-web's prefill and greedy decode of model m (the same prompt), ready to time. */
+async function ortRunner(m, n, steps) {
   const cfg = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
   const H = cfg.n_head, dh = cfg.n_embd / cfg.n_head, Lyr = cfg.n_layer, V = cfg.vocab_size;
   const session = await ort.InferenceSession.create(readFileSync(m.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
@@ -141,17 +156,18 @@ async function ortModel(m, n, steps) {
   });
   const empty = new ort.Tensor('float32', new Float32Array(0), [Lyr, 2, H, 0, dh]);
   let cache = null;
-  const prefill = await timeRuns(async () => { cache = await run(prompt, empty); });
-  const decode = await timeRuns(async () => {
-    let out = cache;
-    for (let k = 0; k < steps; k++) {
-      const last = out.logits.dims[1] - 1;
-      const id = argmax(out.logits.data, last * V, V);
-      out = await run([id], out.present);
-    }
-  });
-  await session.release();
-  return { prefill, decode };
+  return {
+    prefill: async () => { cache = await run(prompt, empty); },
+    decode: async () => {
+      let out = cache;
+      for (let k = 0; k < steps; k++) {
+        const last = out.logits.dims[1] - 1;
+        const id = argmax(out.logits.data, last * V, V);
+        out = await run([id], out.present);
+      }
+    },
+    free: () => session.release(),
+  };
 }
 
 /** Kernel and ceiling figures from build/bench_kernels.wasm (the engine's kernels). */
@@ -228,25 +244,51 @@ const num = (x, d = 1) => (x == null ? '-' : x.toFixed(d));
 
 const models = ensureModels();
 console.log(`\nlantern vs onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm, 1 thread, SIMD) on ${cpus()[0].model}, ` +
-  `Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}; min / median of ${RUNS} runs after 2 warm-ups\n`);
+  `Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}; min / median of ${RUNS} runs after 2 warm-ups, the engines interleaved run by run\n`);
 const rows = [];
 for (const m of models) {
-  const mine = await lanternModel(m);
-  const theirs = await ortModel(m, mine.n, mine.steps);
-  rows.push({ m, mine, theirs });
-  const tps = (t) => mine.steps / (t / 1000);
-  console.log(`${pad(m.name, 28)} (${mine.memory} in memory) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
-    `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
-    `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
-    `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}% (all but the logits: +${num(100 * mine.captureNoLogits)}%)` : ''));
-  if (!m.shipped || m.name !== 'induction') {
-    for (const o of OPTIONAL) {
-      const alt = await lanternModel(m, o.L, false);
-      rows.push({ m: { ...m, name: `${m.name}, ${o.label}` }, mine: alt, theirs });
-      console.log(`${pad(`${m.name}, ${o.label}`, 28)} prefill: lantern ${num(alt.prefill.min)} / ${num(alt.prefill.median)} ms; ` +
-        `decode: ${num(alt.steps / (alt.decode.median / 1000))} tokens/s (onnxruntime-web as above, one thread)`);
-    }
-  }
+  // lantern's strict build, the optional builds (not for the tiny induction model) and
+  // onnxruntime-web, timed interleaved
+  const engines = [{ label: null, L }, ...(m.name === 'induction' ? [] : OPTIONAL)];
+  const runners = engines.map((e) => lanternRunner(m, e.L));
+  const mine0 = runners[0];
+  const theirsRunner = await ortRunner(m, mine0.prompt.length, mine0.steps);
+  const prefill = await timeInterleaved([...runners.map((r) => r.prefill), theirsRunner.prefill]);
+  const decode = await timeInterleaved([...runners.map((r) => r.decode), theirsRunner.decode]);
+  const theirs = { prefill: prefill.at(-1), decode: decode.at(-1) };
+  const cost = m.shipped ? captureCost(mine0) : { capture: null, captureNoLogits: null };
+  runners.forEach((r, i) => {
+    const mine = { prefill: prefill[i], decode: decode[i], n: r.prompt.length, steps: r.steps, memory: r.memory,
+      ...(i === 0 ? cost : { capture: null, captureNoLogits: null }) };
+    const name = engines[i].label ? `${m.name}, ${engines[i].label}` : m.name;
+    rows.push({ m: { ...m, name }, mine, theirs });
+    const tps = (t) => mine.steps / (t / 1000);
+    console.log(`${pad(name, 34)} (${mine.memory}) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
+      `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
+      `decode ${mine.steps}: lantern ${num(tps(mine.decode.median))} tokens/s, onnxruntime-web ${num(tps(theirs.decode.median))} tokens/s ` +
+      `(x${num(theirs.decode.median / mine.decode.median, 2)})` + (mine.capture != null ? `; capturing every hook: +${num(100 * mine.capture)}% (all but the logits: +${num(100 * mine.captureNoLogits)}%)` : ''));
+    r.free();
+  });
+  await theirsRunner.free();
+}
+
+// a long prompt, where attention (quadratic in the length) weighs: the whole context of GPT-2
+// small, one timed run each after a warm-up (a run takes seconds)
+{
+  const m = models[0];
+  const model = L.loadModel({ config: readFileSync(`${m.dir}config.json`), weights: readFileSync(`${m.dir}model.safetensors`) });
+  const n = model.info.n_ctx, prompt = promptIds(model.info.n_vocab, n);
+  const session = model.createSession();
+  const cfg = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
+  const ortSession = await ort.InferenceSession.create(readFileSync(m.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const empty = new ort.Tensor('float32', new Float32Array(0), [cfg.n_layer, 2, cfg.n_head, 0, cfg.n_embd / cfg.n_head]);
+  const ids = new ort.Tensor('int64', BigInt64Array.from(prompt, BigInt), [1, n]);
+  const [mine, theirs] = await timeInterleaved([() => { session.reset(); session.forward(prompt); },
+    () => ortSession.run({ input_ids: ids, past: empty })], 1);
+  model.free();
+  await ortSession.release();
+  console.log(`\n${m.name}, prefill of ${n} tokens (the whole context): lantern ${num(mine.min)} ms, ` +
+    `onnxruntime-web ${num(theirs.min)} ms (x${num(theirs.min / mine.min, 2)})`);
 }
 
 const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
