@@ -21,16 +21,20 @@ static struct {
     void *ctx;
 } pool;
 
+/* Multiply-adds below which a matmul (or a layer's attention) stays on one thread. Helpers spin
+ * between jobs, so a split pays off early: at 16 K, decoding the shipped 128-wide models runs
+ * about 1.3-1.5 times faster on two threads, and the 64-wide induction model no slower. */
+#define LT_PAR_MIN_WORK 16384
 static int32_t n_parts = 1;
-static int64_t min_work = 1 << 20; /* multiply-adds below which a matmul stays on one thread */
+static int64_t min_work = LT_PAR_MIN_WORK;
 
-/* Set the parts (1 + the helpers JS will start) and, if min_mads >= 0, the smallest matmul
- * worth splitting. Raise the parts only before any session exists: sessions size their
- * per-part scratch by it. */
+/* Set the parts (1 + the helpers JS will start) and the smallest matmul worth splitting
+ * (min_mads < 0: the default). Raise the parts only before any session exists: sessions size
+ * their per-part scratch by it. */
 EXPORT void lt_par_config(int32_t parts, double min_mads) {
     n_parts = parts < 1 ? 1 : parts > LT_MAX_PARTS ? LT_MAX_PARTS : parts;
     if (n_parts == 1) atomic_store(&pool.helpers, 0); /* JS ends the helpers: run alone */
-    if (min_mads >= 0) min_work = (int64_t)min_mads;
+    min_work = min_mads < 0 ? LT_PAR_MIN_WORK : (int64_t)min_mads;
 }
 
 /* Parts started by helpers so far (for tests: the pool is really running). */

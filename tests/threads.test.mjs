@@ -73,7 +73,7 @@ for (const name of FIXTURE_NAMES) {
 }
 
 test('threads: a shipped model at the default split threshold decodes the strict build\'s tokens and logits', async () => {
-  T.wasm.lt_par_config(3, 1 << 20);
+  T.wasm.lt_par_config(3, -1);
   const dir = new URL('../weights/austen/', import.meta.url);
   const files = { config: readFileSync(new URL('config.json', dir)), weights: readFileSync(new URL('model.safetensors', dir)) };
   const run = (L) => {
