@@ -201,6 +201,7 @@ struct lt_model {
     const lt_hook_def *hooks;
     int32_t n_hooks;
     bool hook_present[LT_MAX_HOOKS]; /* hooks this model has (no final norm, no ln_final hook) */
+    int32_t hook_layers[LT_MAX_HOOKS]; /* tensors each hook names: its stack's layers, 1, or 0 */
     int32_t hook_logits;  /* the index of "logits" in hooks */
     int32_t max_layers;   /* capture slots per hook: max(n_layer, n_enc_layer) */
     char *description;    /* lt_model_describe's JSON */

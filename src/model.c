@@ -98,6 +98,12 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     rc = m->family == LT_FAMILY_GPT2 ? lt_gpt2_load(m, cfg, &st, &params)
                                      : lt_transformer_load(m, cfg, &st, &params);
     if (rc) goto done;
+    for (int32_t h = 0; h < m->n_hooks; h++) {
+        const lt_hook_def *d = &m->hooks[h];
+        m->hook_layers[h] = !m->hook_present[h]     ? 0
+                            : !lt_hook_per_layer(d) ? 1
+                            : strncmp(d->name, "encoder.", 8) == 0 ? m->n_enc_layer : m->n_layer;
+    }
     if (!(m->description = describe(m))) rc = lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
 done:
     lt_json_free(cfg);

@@ -24,13 +24,8 @@ static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) {
 }
 
 /* How many tensors a hook names: one per layer of its stack, one, or none (a hook this model
- * does not have, such as the final norm of a post-LN encoder). */
-static int32_t n_layers_of(const lt_model *m, int32_t hook) {
-    const lt_hook_def *h = &m->hooks[hook];
-    if (!m->hook_present[hook]) return 0;
-    if (!lt_hook_per_layer(h)) return 1;
-    return strncmp(h->name, "encoder.", 8) == 0 ? m->n_enc_layer : m->n_layer;
-}
+ * does not have, such as the final norm of a post-LN encoder); counted at load. */
+static int32_t n_layers_of(const lt_model *m, int32_t hook) { return m->hook_layers[hook]; }
 
 static bool is_encoder_decoder(const lt_model *m) { return m->family == LT_FAMILY_TRANSFORMER; }
 
@@ -265,6 +260,10 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
                      int32_t stride, int32_t col, int32_t width) {
     float *dst = lt_capture(s, hook, layer);
     if (!dst) return;
+    if (stride == width) { /* whole rows: one copy */
+        memcpy(dst, src, (size_t)n * (size_t)width * sizeof(float));
+        return;
+    }
     for (int32_t t = 0; t < n; t++)
         memcpy(dst + (size_t)t * width, src + (size_t)t * stride + col, (size_t)width * sizeof(float));
 }
