@@ -267,6 +267,12 @@ struct lt_session {
     lt_buf list_json;
 };
 
+/* The widest activation row, max(d_model, d_mlp): the size of the per-part matmul scratch
+ * (panel, q8_x, q8_s), allocated by the session and split between parts by the families. */
+static inline size_t lt_widest_row(const lt_model *m) {
+    return (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
+}
+
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as

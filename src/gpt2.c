@@ -198,7 +198,7 @@ static void matmul_part(void *ctx, int32_t k, int32_t parts) {
     int32_t j1 = (int32_t)((int64_t)panels * (k + 1) / parts) * LT_PANEL;
     if (j1 > J->d_out) j1 = J->d_out;
     if (j0 >= j1) return;
-    const size_t widest = (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
+    const size_t widest = lt_widest_row(m);
     float *panel = J->s->panel + (size_t)k * LT_PANEL * widest;
     int16_t *xq = J->s->q8_x + (size_t)k * widest;
     float *xs = J->s->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
@@ -218,11 +218,12 @@ static bool matmul_split(lt_session *s, float *out, const float *in, const lt_ma
     return true;
 }
 
-/* Attention split by heads. */
+/* Attention split by heads; each part has its own row of scratch (s->att_row: parts x n_ctx). */
 typedef struct {
     float *out, *scores, *pattern, *scratch;
     const float *q, *k, *v;
     const lt_attn_dims *d;
+    int32_t scratch_stride;
 } attention_job;
 
 static void attention_part(void *ctx, int32_t k, int32_t parts) {
@@ -234,7 +235,7 @@ static void attention_part(void *ctx, int32_t k, int32_t parts) {
     const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
     lt_k_attention(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
                    J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + off, J->v + off, &d,
-                   J->scratch + (size_t)k * d.n_kv);
+                   J->scratch + (size_t)k * J->scratch_stride);
 }
 #endif
 
@@ -266,7 +267,7 @@ static void attention(lt_session *s, float *out, float *scores, float *pattern, 
                       const float *v, const lt_attn_dims *d) {
 #ifdef LT_THREADS
     if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
-        attention_job job = {out, scores, pattern, s->att_row, q, k, v, d};
+        attention_job job = {out, scores, pattern, s->att_row, q, k, v, d, s->model->n_ctx};
         lt_par_run(attention_part, &job);
         return;
     }

@@ -53,7 +53,7 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
         s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
-        const size_t widest = (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
+        const size_t widest = lt_widest_row(m);
         s->panel = malloc(parts * LT_PANEL * widest * sizeof(float));
         s->q8_x = malloc(parts * widest * sizeof *s->q8_x);
         s->q8_s = malloc(parts * (widest / LT_Q8_BLOCK + 1) * sizeof *s->q8_s);
@@ -217,8 +217,9 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
                 return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
             total += (uint64_t)numel * sizeof(float);
         }
-    if (slot(s, m->hook_logits, 0)->wanted && stage == LT_STAGE_PASS) {
-        /* the final-norm rows kept for unembedding the captured logits when read */
+    /* the final-norm rows kept for unembedding the captured logits when read */
+    const bool keep_final = slot(s, m->hook_logits, 0)->wanted && stage == LT_STAGE_PASS;
+    if (keep_final) {
         size_t bytes;
         if (!lt_mul_size((size_t)n * (size_t)m->d_model, sizeof(float), &bytes))
             return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
@@ -229,7 +230,7 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
                        "capturing these tensors for %d positions needs %.1f MB, more than the "
                        "session's limit of %.1f MB: capture fewer tensors or fewer positions",
                        n, (double)total / 1e6, (double)s->params.max_capture_bytes / 1e6);
-    if (slot(s, m->hook_logits, 0)->wanted && stage == LT_STAGE_PASS && n > s->final_cap) {
+    if (keep_final && n > s->final_cap) {
         float *p = realloc(s->final_rows, (size_t)n * (size_t)m->d_model * sizeof(float));
         if (!p) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory for captured tensors");
         s->final_rows = p;
