@@ -3,15 +3,12 @@
 // worker_threads Worker under Node. It instantiates the engine's module on the engine's shared
 // memory, moves its stack to the block the engine gave it, says it has started and then runs
 // lt_par_helper, which takes parts of the engine's matmuls and attention and never returns.
-const isNode = typeof process !== 'undefined' && process.versions?.node != null && typeof self === 'undefined';
+import { engineImports, isNode } from './lantern.js';
+
 const port = isNode ? (await import('node:worker_threads')).parentPort : self;
 
 const start = async ({ module, memory, stackTop }) => {
-  const fail = (name) => () => { throw new Error(`a lantern helper thread called ${name}`); };
-  const instance = await WebAssembly.instantiate(module, {
-    env: { memory, emscripten_notify_memory_growth() {} },
-    wasi_snapshot_preview1: new Proxy({}, { get: (_, name) => fail(String(name)) }),
-  });
+  const instance = await WebAssembly.instantiate(module, engineImports(memory));
   instance.exports.stackRestore(stackTop);
   port.postMessage({ type: 'started' });
   instance.exports.lt_par_helper();

@@ -51,7 +51,8 @@ export function hasRelaxedSimd() {
 }
 
 const BUILD_FILES = { strict: './lantern.wasm', relaxed: './lantern-relaxed.wasm', threads: './lantern-threads.wasm' };
-const isNode = typeof process !== 'undefined' && process.versions?.node != null && typeof window === 'undefined' &&
+/** Node (main thread or worker thread), not a browser page or Web Worker. */
+export const isNode = typeof process !== 'undefined' && process.versions?.node != null && typeof window === 'undefined' &&
   typeof self === 'undefined';
 
 /** Whether helper threads can share the engine's memory here: a cross-origin isolated page (or
@@ -116,8 +117,9 @@ export async function createLantern(options = {}) {
   }
 }
 
-/** The engine's imports; a threaded module also imports its (shared) memory. */
-function engineImports(memory) {
+/** The engine's imports; a threaded module also imports its (shared) memory. Helper threads
+ * (lantern-thread.js) instantiate the module with the same. */
+export function engineImports(memory) {
   const trap = (name) => () => { throw new LanternError(`the engine called ${name}, which lantern does not provide`); };
   return {
     env: { emscripten_notify_memory_growth() {}, ...(memory ? { memory } : {}) },
