@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createLantern } from '../web/lantern.js';
+import v8 from 'node:v8';
+import { createLantern, hasRelaxedSimd } from '../web/lantern.js';
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 export const FIXTURE_NAMES = readdirSync(FIXTURES).filter((n) => n.startsWith('gpt2-')).sort();
@@ -12,6 +13,12 @@ let lanternPromise;
 export function lantern() {
   lanternPromise ??= createLantern();
   return lanternPromise;
+}
+
+/** Turn on relaxed SIMD where this Node has it only behind a V8 flag (Node 20); true if it runs. */
+export function enableRelaxedSimd() {
+  if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  return hasRelaxedSimd();
 }
 
 export function readFixture(name) {

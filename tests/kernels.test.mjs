@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import v8 from 'node:v8';
+import { enableRelaxedSimd } from './helpers.mjs';
 
 async function runKernelTests(file) {
   const bytes = readFileSync(new URL(`../build/${file}`, import.meta.url));
@@ -29,7 +29,7 @@ test('SIMD kernels agree with the reference kernels on awkward sizes', async () 
 
 test('relaxed-SIMD kernels agree with the reference kernels to rounding', async () => {
   const bytes = readFileSync(new URL('../build/test_kernels-relaxed.wasm', import.meta.url));
-  if (!WebAssembly.validate(bytes)) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  enableRelaxedSimd();
   assert.ok(WebAssembly.validate(bytes), 'the relaxed build does not validate even with relaxed SIMD on');
   await runKernelTests('test_kernels-relaxed.wasm');
 });

@@ -4,13 +4,20 @@
 // (Chromium has it on: browser.test.mjs checks that a page picks this build there).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import v8 from 'node:v8';
 import { createLantern, hasRelaxedSimd, LanternError } from '../web/lantern.js';
 import {
   FIXTURES, FIXTURE_NAMES, lantern, readFixture, readGolden, readSafetensors, expectClose, expectEveryHook, sliceRows,
+  enableRelaxedSimd,
 } from './helpers.mjs';
 
 const strict = await lantern();
+let relaxedPromise;
+/** The relaxed engine, once relaxed SIMD is on (after the first test, which needs it off). */
+function relaxed() {
+  assert.ok(enableRelaxedSimd(), 'no relaxed SIMD even behind the V8 flag');
+  relaxedPromise ??= createLantern({ build: 'relaxed' });
+  return relaxedPromise;
+}
 
 test('without relaxed SIMD, build "relaxed" is refused; a build that does not exist too', async () => {
   await assert.rejects(createLantern({ build: 'fast' }), /build must be 'strict', 'relaxed', 'threads' or 'auto'/);
@@ -20,8 +27,7 @@ test('without relaxed SIMD, build "relaxed" is refused; a build that does not ex
 
 for (const name of FIXTURE_NAMES) {
   test(`relaxed build, ${name}: every hook of a prefill and of a decode step matches the PyTorch reference`, async () => {
-    if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-    const L = await createLantern({ build: 'relaxed' });
+    const L = await relaxed();
     const { tensors, prompt } = readGolden(name);
     const model = L.loadModel(readFixture(name));
     const session = model.createSession({ capture: '*' });
@@ -40,8 +46,7 @@ for (const name of FIXTURE_NAMES) {
 
 for (const name of ['transformer-tiny', 'transformer-odd']) {
   test(`relaxed build, ${name}: every hook of encode and a decoder pass matches the PyTorch reference`, async () => {
-    if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-    const L = await createLantern({ build: 'relaxed' });
+    const L = await relaxed();
     const { tensors, metadata } = readSafetensors(`${FIXTURES}${name}/golden.safetensors`);
     const model = L.loadModel(readFixture(name));
     const session = model.createSession({ capture: '*' });
@@ -53,8 +58,7 @@ for (const name of ['transformer-tiny', 'transformer-odd']) {
 }
 
 test('relaxed build: 16-bit and int8 weights give the strict build\'s logits to rounding', async () => {
-  if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-  const L = await createLantern({ build: 'relaxed' });
+  const L = await relaxed();
   const { prompt } = readGolden('gpt2-tiny');
   for (const precision of ['stored', 'int8']) {
     const logits = (engine) => {

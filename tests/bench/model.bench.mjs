@@ -12,8 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
-import v8 from 'node:v8';
-import { createLantern, hasRelaxedSimd } from '../../web/lantern.js';
+import { createLantern } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -32,9 +31,8 @@ const L = await createLantern();
 // the optional builds, timed on the same models against the same onnxruntime-web figures: relaxed
 // SIMD (behind a flag in Node 20) and the threaded build on every core (onnxruntime-web stays on
 // one thread: its thread count is fixed when its wasm starts)
-if (!hasRelaxedSimd()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 const OPTIONAL = [];
-if (hasRelaxedSimd()) OPTIONAL.push({ label: 'relaxed SIMD', L: await createLantern({ build: 'relaxed' }) });
+if (helpers.enableRelaxedSimd()) OPTIONAL.push({ label: 'relaxed SIMD', L: await createLantern({ build: 'relaxed' }) });
 const THREADS = Math.min(8, cpus().length);
 if (THREADS > 1) OPTIONAL.push({ label: `${THREADS} threads`, L: await createLantern({ build: 'threads', threads: THREADS }) });
 
