@@ -191,9 +191,10 @@ fixtures: deps-torch
 
 deps: deps-build deps-relaxed deps-node deps-browser
 
-# headless browser tests drive Debian's chromium through playwright-core
+# headless browser tests drive Debian's chromium through playwright-core; Chinese text needs a CJK font
 deps-browser:
-	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -q && $(APT_INSTALL) chromium; }
+	@test -x /usr/bin/chromium && dpkg -s fonts-noto-cjk >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -q && $(APT_INSTALL) chromium fonts-noto-cjk; }
 
 deps-build:
 	@command -v $(CC) >/dev/null && command -v $(EMCC) >/dev/null || \

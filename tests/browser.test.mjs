@@ -55,10 +55,17 @@ const topRows = (page) => page.$$eval('#top tbody tr', (trs) => trs.map((tr) => 
 const viewed = (page, n) => page.waitForFunction((k) => document.body.dataset.ready === 'true' &&
   document.body.dataset.generating !== 'true' && document.querySelectorAll('#tokens .chip').length === k, n, { timeout: 30000 });
 
+/** The value of cell (query i, key j) in the heatmap's table of numbers (built only while its
+ * <details> is open, as a reader opens it). */
+async function cell(page, i, j) {
+  await page.evaluate(() => { const d = document.getElementById('attn-details'); if (!d.open) d.open = true; });
+  return page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value');
+}
+
 /** The heatmap's cells (query i, key j) hold the engine's pattern of head h, within tol. */
 async function expectHeatmap(page, { shape: [, T, K], data }, h, tol) {
   for (const [i, j] of [[3, 1], [T - 1, 0], [T - 1, T - 1], [5, 5]]) {
-    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    const value = Number(await cell(page, i, j));
     assert.ok(Math.abs(value - data[(h * T + i) * K + j]) < tol, `cell ${i},${j}: ${value}`);
   }
 }
@@ -164,9 +171,9 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   const [H, T] = pattern.shape;
   assert.equal(H, 4);
   await expectHeatmap(page, pattern, 2, 1e-7);
-  assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '0');
+  assert.equal(await cell(page, 2, 5), '0');
   await page.selectOption('#stage', 'masked');
-  assert.equal(await page.getAttribute('#attn-table td[data-i="2"][data-j="5"]', 'data-value'), '-Infinity');
+  assert.equal(await cell(page, 2, 5), '-Infinity');
   s.free();
 
   // keyboard: the heatmap cell under focus is described
@@ -397,7 +404,7 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(T));
   assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(S));
   for (const [i, j] of [[0, 0], [T - 2, 1], [4, 6], [T - 1, S - 1]]) {
-    const value = Number(await page.getAttribute(`#attn-table td[data-i="${i}"][data-j="${j}"]`, 'data-value'));
+    const value = Number(await cell(page, i, j));
     assert.ok(Math.abs(value - cross.data[i * S + j]) < 1e-6, `cross cell ${i},${j}: ${value} vs ${cross.data[i * S + j]}`);
   }
   assert.match(await page.textContent('#legend'), /cross-attention, layer 1, head 0: rows are target positions/);
@@ -407,15 +414,15 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   await page.selectOption('#attn-kind', 'encoder');
   const enc = want.session.tensor('encoder.blocks.1.attn.hook_pattern');
   assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(S));
-  const e = Number(await page.getAttribute('#attn-table td[data-i="2"][data-j="9"]', 'data-value'));
+  const e = Number(await cell(page, 2, 9));
   assert.ok(Math.abs(e - enc.data[2 * S + 9]) < 1e-6);
   // the decoder's masked self-attention: target x target, the future masked
   await page.selectOption('#attn-kind', 'decoder');
   const dec = want.session.tensor('decoder.blocks.1.attn.hook_pattern');
   assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(T));
-  const d = Number(await page.getAttribute('#attn-table td[data-i="5"][data-j="3"]', 'data-value'));
+  const d = Number(await cell(page, 5, 3));
   assert.ok(Math.abs(d - dec.data[5 * T + 3]) < 1e-6);
-  assert.equal(await page.getAttribute('#attn-table td[data-i="3"][data-j="5"]', 'data-value'), '0');
+  assert.equal(await cell(page, 3, 5), '0');
   assert.match(page.url(), /attn=decoder/);
 
   // the positional encodings: the sinusoid table itself

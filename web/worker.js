@@ -1,33 +1,148 @@
-// The engine runs here, off the page's main thread. The page sends what it wants to see (the
-// prompt, the generated steps, the history position, the sampling settings); the worker brings
-// the engine's session to that sequence with the KV cache (rewinding to the common prefix and
-// appending the rest) and answers with the engine's numbers. It computes no model maths itself:
-// it only keeps the attention rows of earlier passes so the full matrix can be shown.
+// The engine runs here, off the page's main thread. The page sends the state it shows (the text,
+// the generated steps, the history position, what to look at, the sampling settings); the worker
+// brings the engine's session to that sequence with the KV cache (rewinding to the common prefix
+// and appending the rest) and answers with what the views need, already cut to size: the
+// next-token table, the attention matrix of one layer and head at one stage, and thumbnails of
+// every head for the overview. It computes no model maths: it keeps the attention rows the
+// engine captured on earlier passes (one store, whatever the model family) and rearranges them.
 //
-// Encoder-decoder models (translate mode): the text is the source sentence, encoded once per
-// change; the steps are the target tokens after the BOS token, decoded with the KV cache; the
-// view carries the encoder self-attention, the decoder's masked self-attention and the
-// cross-attention (target x source) of every layer and head.
+// Both families are one sequence of decoder positions: a GPT's prompt and steps, or an
+// encoder-decoder's BOS token and steps after a source sentence encoded once per change. Their
+// attention kinds: 'self' (GPT), 'encoder', 'decoder' and 'cross' (encoder-decoder).
 //
-// In: load {base} | load-files {files: {name: ArrayBuffer}} | view {seq...} | generate {seq..., n}
-// Out: progress | loaded {info, kind, name, pe, build, threads} | view {...} | token {id, text, ms} | error {message}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey}
+//      | generate {id, seq, look, sampling, topN, seed, n} | stop
+// Out: progress {loaded, total} | loaded {...} | view {id, ...} | tokens {id, tokens}
+//      | generated {id, reason} | error {id, during, message, code?, args?}
 //
 // The engine build: threads on a cross-origin isolated page, else relaxed SIMD where this browser
-// validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads,
-// passed on from the page's URL).
+// validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads).
 import { createLantern } from './lantern.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
+const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
+const CHUNK_BYTES = 64e6; // a prefill is run in chunks whose captured attention fits in this
 
 let lantern = null;
 let model = null;
 let tokenizer = null;
 let session = null;
-let rows = null; // per layer: {pattern, scores} Float32Array [n_head, cap, cap]: the rows kept
-let cap = 0;     // positions the row store holds; grows with the text, up to n_ctx
-// encoder-decoder: per target position, per layer, the decoder's rows of the passes that made it
-let decRows = []; // [pos] -> {self: [layer] -> {pattern, scores} [H, pos + 1], cross: [layer] -> {pattern, scores} [H, S]}
-const isTranslator = () => model?.isEncoderDecoder;
+let store = null;     // AttentionStore of the loaded model
+let chosen = [];      // per decoder position: { id, p } the probability the token had when it was chosen
+let version = 0;      // bumped whenever the session's sequence changes
+let unkId = -1;
+let gen = null;       // the running generation: { id, stop, look, viewId }
+
+/** A failure the page words itself (in its own language), with the numbers it needs. */
+class PageError extends Error {
+  constructor(code, args, message) {
+    super(message);
+    this.code = code;
+    this.args = args;
+  }
+}
+
+// ---------------------------------------------------------------- the attention store
+
+const HOOKS = {
+  self: (l) => `blocks.${l}.attn`,
+  encoder: (l) => `encoder.blocks.${l}.attn`,
+  decoder: (l) => `decoder.blocks.${l}.attn`,
+  cross: (l) => `decoder.blocks.${l}.cross_attn`,
+};
+
+/** The attention rows the engine captured, kept per kind, layer and query position: each row
+ * holds every head's pattern and scores over the keys that query could see. */
+class AttentionStore {
+  constructor(kinds, layers, H) {
+    this.H = H;
+    this.layers = layers; // kind -> number of layers
+    this.rows = Object.fromEntries(kinds.map((k) => [k, Array.from({ length: layers[k] }, () => [])]));
+  }
+
+  truncate(kind, n) {
+    for (const rows of this.rows[kind]) rows.length = Math.min(rows.length, n);
+  }
+
+  /** Keep rows from..from+count of the last pass; causal kinds keep only the keys they could see. */
+  keep(kind, from, count, causal) {
+    const H = this.H;
+    for (let l = 0; l < this.layers[kind]; l++) {
+      const pattern = session.tensor(`${HOOKS[kind](l)}.hook_pattern`);
+      const scores = session.tensor(`${HOOKS[kind](l)}.hook_attn_scores`);
+      const [, T, K] = pattern.shape;
+      const rows = this.rows[kind][l];
+      rows.length = from;
+      for (let i = T - count; i < T; i++) {
+        const k = causal ? from + (i - (T - count)) + 1 : K;
+        const row = { pattern: new Float32Array(H * k), scores: new Float32Array(H * k) };
+        for (let h = 0; h < H; h++) {
+          row.pattern.set(pattern.data.subarray((h * T + i) * K, (h * T + i) * K + k), h * k);
+          row.scores.set(scores.data.subarray((h * T + i) * K, (h * T + i) * K + k), h * k);
+        }
+        rows.push(row);
+      }
+    }
+  }
+
+  /** The matrix one view shows: one head (or the mean of all) at one stage, R x C. */
+  matrix(kind, layer, { head, mean, stage, hideFirst }, C, causal) {
+    const rows = this.rows[kind][layer];
+    const R = rows.length, H = this.H;
+    const key = stage === 'pattern' ? 'pattern' : 'scores';
+    const heads = mean ? [...Array(H).keys()] : [head];
+    const shown = new Float32Array(R * C);
+    const headPattern = mean ? null : new Float32Array(R * C);
+    const headScores = mean ? null : new Float32Array(R * C).fill(-Infinity);
+    for (let i = 0; i < R; i++) {
+      const row = rows[i], k = row.pattern.length / H;
+      if (key === 'scores') shown.fill(-Infinity, i * C + k, (i + 1) * C);
+      for (const h of heads) {
+        const src = row[key];
+        for (let j = 0; j < k; j++) shown[i * C + j] += src[h * k + j] / heads.length;
+      }
+      if (!mean) {
+        headPattern.set(row.pattern.subarray(head * k, (head + 1) * k), i * C);
+        headScores.set(row.scores.subarray(head * k, (head + 1) * k), i * C);
+      }
+    }
+    const first = hideFirst && kind !== 'cross' ? 1 : 0;
+    if (first && key === 'pattern') { // without the first key, each row renormalised over the rest
+      for (let i = 0; i < R; i++) {
+        let sum = 0;
+        for (let j = 1; j < C; j++) if (!(causal && j > i)) sum += shown[i * C + j];
+        for (let j = 0; j < C; j++) shown[i * C + j] = j === 0 || sum === 0 ? 0 : shown[i * C + j] / sum;
+      }
+    }
+    return { R, C, shown, pattern: headPattern, scores: headScores, first };
+  }
+
+  /** Every head of every layer, max-pooled to at most GRID x GRID cells (each the largest
+   * weight of its block; NaN where the whole block is masked). */
+  thumbnails(kind, C) {
+    const rowsByLayer = this.rows[kind];
+    const L = rowsByLayer.length, H = this.H, R = rowsByLayer[0]?.length ?? 0;
+    const r = Math.min(R, GRID), c = Math.min(C, GRID);
+    const data = new Float32Array(L * H * r * c).fill(NaN);
+    const colBlock = new Int32Array(C);
+    for (let j = 0; j < C; j++) colBlock[j] = Math.floor(j * c / C);
+    for (let l = 0; l < L; l++) {
+      for (let i = 0; i < R; i++) {
+        const row = rowsByLayer[l][i], k = row.pattern.length / H, bi = Math.floor(i * r / R);
+        for (let h = 0; h < H; h++) {
+          const base = ((l * H + h) * r + bi) * c;
+          for (let j = 0; j < k; j++) {
+            const v = row.pattern[h * k + j], at = base + colBlock[j];
+            if (!(data[at] >= v)) data[at] = v;
+          }
+        }
+      }
+    }
+    return { L, H, r, c, R, C, data };
+  }
+}
+
+// ---------------------------------------------------------------- loading
 
 async function fetchWithProgress(url, report) {
   const response = await fetch(url);
@@ -49,41 +164,53 @@ async function fetchWithProgress(url, report) {
   return bytes;
 }
 
-function install(files, name) {
+const isTranslator = () => model?.isEncoderDecoder;
+
+function install(files, name, origin) {
   const { config, weights } = files;
-  if (!config) throw new Error('config.json is missing');
-  if (!weights) throw new Error('model.safetensors is missing');
+  if (!config) throw new PageError('missing-file', { file: 'config.json' }, 'config.json is missing');
+  if (!weights) throw new PageError('missing-file', { file: 'model.safetensors' }, 'model.safetensors is missing');
   const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
     : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
-  if (!tokFiles) throw new Error('the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
+  if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
   const newModel = lantern.loadModel({ config, weights });
   let newTok;
   try {
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
-      throw new Error('config.json has no bos_token_id: the page starts every translation with it');
+      throw new PageError('no-bos', {}, 'config.json has no bos_token_id: the page starts every translation with it');
     }
     newTok = lantern.loadTokenizer(tokFiles);
     if (newTok.nVocab > newModel.nVocab) {
-      throw new Error(`the tokenizer has ${newTok.nVocab} tokens but the model only ${newModel.nVocab}`);
+      throw new PageError('vocab-mismatch', { tok: newTok.nVocab, model: newModel.nVocab },
+        `the tokenizer has ${newTok.nVocab} tokens but the model only ${newModel.nVocab}`);
     }
   } catch (e) {
     newTok?.free();
     newModel.free();
     throw e;
   }
+  gen = null;
   model?.free();
   tokenizer?.free();
   model = newModel;
   tokenizer = newTok;
-  const capture = isTranslator()
-    ? 'encoder.blocks.*.attn.hook_pattern, encoder.blocks.*.attn.hook_attn_scores, decoder.blocks.*attn.hook_pattern, decoder.blocks.*attn.hook_attn_scores'
-    : 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores';
-  session = model.createSession({ capture, maxCaptureBytes: 1e9 });
-  rows = null;
-  cap = 0;
-  decRows = [];
+  const { n_layer: L, n_head: H } = model.info;
+  if (isTranslator()) {
+    session = model.createSession({ capture: '*attn.hook_pattern, *attn.hook_attn_scores' });
+    store = new AttentionStore(['encoder', 'decoder', 'cross'],
+      { encoder: model.info.n_encoder_layers, decoder: L, cross: L }, H);
+  } else {
+    session = model.createSession({ capture: 'blocks.*.attn.hook_pattern, blocks.*.attn.hook_attn_scores' });
+    store = new AttentionStore(['self'], { self: L }, H);
+  }
+  chosen = [];
+  version++;
+  unkId = ['<unk>', '[UNK]', '<|unk|>', '<UNK>'].map((t) => tokenizer.tokenId(t)).find((id) => id >= 0) ?? -1;
   const pe = isTranslator() ? model.tensor('encoder.W_pos') : model.tensor('W_pos');
-  postMessage({ type: 'loaded', info: model.info, kind: tokenizer.kind, name, pe, build: lantern.build, threads: lantern.threads }, [pe.data.buffer]);
+  postMessage({
+    type: 'loaded', info: model.info, kind: tokenizer.kind, name, origin, pe,
+    build: lantern.build, threads: lantern.threads,
+  }, [pe.data.buffer]);
 }
 
 async function load(base, name) {
@@ -92,282 +219,263 @@ async function load(base, name) {
     const r = await fetch(new URL(file, base));
     return r.ok ? new Uint8Array(await r.arrayBuffer()) : null;
   };
-  const config = await get('config.json');
-  const weights = await fetchWithProgress(new URL('model.safetensors', base),
-    (loaded, total) => postMessage({ type: 'progress', loaded, total }));
-  const tokenizerJson = await get('tokenizer.json');
-  const vocab = tokenizerJson ? null : await get('vocab.json');
-  const merges = vocab ? await get('merges.txt') : null;
-  install({ config, weights, tokenizerJson, vocab, merges }, name);
+  const [config, weights, tokenizerJson, vocab, merges] = await Promise.all([
+    get('config.json'),
+    fetchWithProgress(new URL('model.safetensors', base), (loaded, total) => postMessage({ type: 'progress', loaded, total })),
+    get('tokenizer.json'), get('vocab.json'), get('merges.txt'),
+  ]);
+  install({ config, weights, tokenizerJson, vocab: tokenizerJson ? null : vocab, merges }, name, 'shipped');
 }
 
-async function loadFiles(files) {
+async function loadFiles(files, name) {
   lantern ??= await createLantern({ build: engineBuild });
   const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
   install({
     config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
     vocab: byName('vocab.json'), merges: byName('merges.txt'),
-  }, 'your model');
+  }, name, 'files');
 }
 
-/** Make the row store hold n positions (a model with a long context would need gigabytes for
- * all of it: it grows with the text instead). */
-function reserve(n) {
-  if (n <= cap) return;
-  const { n_layer: L, n_head: H, n_ctx: C } = model.info;
-  const next = Math.min(C, Math.max(n, 2 * cap, 32));
-  const grown = Array.from({ length: L }, () => ({ pattern: new Float32Array(H * next * next), scores: new Float32Array(H * next * next) }));
-  for (let l = 0; rows && l < L; l++) {
-    for (const key of ['pattern', 'scores']) {
-      for (let h = 0; h < H; h++) for (let i = 0; i < cap; i++) {
-        grown[l][key].set(rows[l][key].subarray((h * cap + i) * cap, (h * cap + i + 1) * cap), (h * next + i) * next);
-      }
-    }
+// ---------------------------------------------------------------- the sequence
+
+/** The ids a state stands for: the source (encoder-decoder) and the decoder positions. */
+function sequence({ text, steps, hist }) {
+  const kept = steps.slice(0, hist ?? steps.length);
+  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
+  const shown = tokens.map((t) => ({
+    id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd, unk: t.id === unkId,
+  }));
+  if (isTranslator()) {
+    const eos = model.info.eos_token_id;
+    const src = eos >= 0 ? [...ids, eos] : [...ids];
+    if (eos >= 0) shown.push({ id: eos, text: tokenizer.display(eos), added: true });
+    return { src, srcTokens: shown, ids: [model.info.bos_token_id, ...kept], prompt: 1, kept };
   }
-  rows = grown;
-  cap = next;
+  return { src: null, srcTokens: null, ids: [...ids, ...kept], prompt: ids.length, promptTokens: shown, kept };
 }
 
-/** Keep the attention rows of the last pass (positions from..to) in the full matrices. */
-function keepRows(from, to) {
-  reserve(to);
-  const C = cap;
-  for (let l = 0; l < rows.length; l++) {
-    for (const [hook, key] of [['hook_pattern', 'pattern'], ['hook_attn_scores', 'scores']]) {
-      const { shape: [H, T, K], data } = session.tensor(`blocks.${l}.attn.${hook}`);
-      const dst = rows[l][key];
-      for (let h = 0; h < H; h++) {
-        for (let i = 0; i < T; i++) {
-          dst.set(data.subarray((h * T + i) * K, (h * T + i + 1) * K), (h * C + from + i) * C);
-        }
-      }
-    }
+const selfKinds = () => (isTranslator() ? [['decoder', true], ['cross', false]] : [['self', true]]);
+
+/** Run ids[from..] through the session, in chunks whose captured attention stays small. */
+function runFrom(ids, from) {
+  const { n_layer: L, n_head: H } = model.info;
+  const perToken = 2 * 4 * L * H * Math.max(ids.length, 1) * (isTranslator() ? 2 : 1);
+  const chunk = Math.max(1, Math.floor(CHUNK_BYTES / perToken));
+  for (let p = from; p < ids.length; p += chunk) {
+    const part = ids.slice(p, Math.min(ids.length, p + chunk));
+    session.forward(part);
+    for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal);
   }
 }
 
-/** Bring the session to exactly these ids: rewind to the common prefix, append the rest. */
-function sync(ids) {
-  if (ids.length === 0) throw new Error('type some text: the prompt has no tokens yet');
-  if (ids.length > model.nCtx) {
-    throw new Error(`${ids.length} tokens do not fit in the model's ${model.nCtx}-token context: shorten the prompt`);
+/** Bring the session to exactly this sequence: encode when the source changed, rewind the
+ * decoder positions to the common prefix and run the rest. Returns the milliseconds spent, or
+ * null when nothing had to run. */
+function sync(seq, sampling) {
+  const { src, ids, prompt } = seq;
+  const nCtx = model.nCtx;
+  if (src && src.length > nCtx) throw new PageError('source-too-long', { n: src.length, max: nCtx }, `the source has ${src.length} tokens, more than the model's maximum length of ${nCtx}`);
+  if (!src && ids.length === 0) throw new PageError('empty', {}, 'type some text: the prompt has no tokens yet');
+  if (ids.length > nCtx) {
+    throw new PageError(src ? 'target-too-long' : 'too-long', { n: ids.length, max: nCtx },
+      `${ids.length} tokens do not fit in the model's ${nCtx}-token context`);
+  }
+  const t0 = performance.now();
+  let changed = false;
+  if (src) {
+    const have = session.sourceTokens();
+    if (have.length !== src.length || have.some((id, i) => id !== src[i])) {
+      session.encode(src);
+      store.keep('encoder', 0, src.length, false);
+      for (const [kind] of selfKinds()) store.truncate(kind, 0);
+      changed = true;
+    }
   }
   const have = session.tokens();
   let p = 0;
   while (p < have.length && p < ids.length && have[p] === ids[p]) p++;
-  let ms = null;
-  if (p === ids.length && p === have.length) return ms; // nothing changed
-  const t0 = performance.now();
+  if (p === ids.length && p === have.length) {
+    if (changed) version++;
+    return changed ? performance.now() - t0 : null;
+  }
+  version++;
+  chosen.length = Math.min(chosen.length, p);
+  for (const [kind] of selfKinds()) store.truncate(kind, p);
   if (p === ids.length) {
     session.rewind(p); // reruns position p - 1: logits and rows as they were
-    keepRows(p - 1, p);
-  } else {
-    if (p < have.length) session.rewind(p);
-    session.forward(ids.slice(p));
-    keepRows(p, ids.length);
+    for (const [kind, causal] of selfKinds()) store.keep(kind, p - 1, 1, causal);
+    return performance.now() - t0;
   }
-  ms = performance.now() - t0;
-  return ms;
-}
-
-function sequence({ text, steps, hist }) {
-  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
-  const kept = steps.slice(0, hist ?? steps.length);
-  return { ids: [...ids, ...kept], promptTokens: tokens, kept };
-}
-
-/** The next-token distribution under these settings: its most likely tokens with probability
- * and logit, and its entropy in bits. */
-function distribution(sampling, topN = 15) {
-  const logits = session.logits();
-  const probs = session.probs(sampling);
-  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, topN);
-  let entropy = 0;
-  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
-  const top = order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] }));
-  return { top, entropy };
-}
-
-function view(req) {
-  const { ids, promptTokens, kept } = sequence(req);
-  const ms = sync(ids);
-  const { top, entropy } = distribution(req.sampling, req.topN);
-  const T = ids.length, C = cap, H = model.info.n_head;
-  // the T x T attention of every head (the overview), and the scores of the selected layer
-  const patterns = rows.map(({ pattern }) => {
-    const out = new Float32Array(H * T * T);
-    for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) out.set(pattern.subarray((h * C + i) * C, (h * C + i) * C + T), (h * T + i) * T);
-    return out;
-  });
-  const scores = new Float32Array(H * T * T);
-  const src = rows[req.layer].scores;
-  for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) {
-    scores.set(src.subarray((h * C + i) * C, (h * C + i) * C + T), (h * T + i) * T);
-    scores.fill(-Infinity, (h * T + i) * T + i + 1, (h * T + i + 1) * T); // masked: never computed
-  }
-  postMessage({
-    type: 'view', id: req.id, ms, entropy, T,
-    tokens: [
-      ...promptTokens.map((t) => ({ id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd })),
-      ...kept.map((id) => ({ id, text: tokenizer.display(id), generated: true })),
-    ],
-    top,
-    patterns, scores,
-  }, [...patterns.map((p) => p.buffer), scores.buffer]);
-}
-
-/** Sample n tokens after the viewed position. The draw for position k uses seed + k, so a step
- * gives the same token whatever happened before (history, branches) and in Node alike. */
-function generate(req) {
-  const { ids } = sequence(req);
-  sync(ids);
-  const stop = new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((id) => id >= 0));
-  sampleSteps(req, stop, keepRows);
-}
-
-/** Sample up to req.n tokens after the session's last one, each step's attention rows kept by
- * keep(from, to), until a token of `stop` or the end of the context; then report the end. */
-function sampleSteps(req, stop, keep) {
-  const t0 = performance.now();
-  for (let k = 0; k < req.n && session.length < model.nCtx; k++) {
-    session.setSeed(req.seed + session.length);
-    const id = session.sample(req.sampling);
-    const t1 = performance.now();
-    const from = session.length;
-    session.step(id);
-    keep(from, from + 1);
-    postMessage({ type: 'token', id, text: tokenizer.display(id), ms: performance.now() - t1, elapsed: performance.now() - t0, k: k + 1 });
-    if (stop.has(id)) break;
-  }
-  postMessage({ type: 'generated', id: req.id });
-}
-
-// ---------------------------------------------------------------- translate mode
-
-/** The source ids of a sentence: its tokens and the end-of-sentence token, as the model was trained. */
-function sourceIds(text) {
-  const { ids, tokens } = tokenizer.encodeWithOffsets(text, { special: true });
-  const eos = model.info.eos_token_id;
-  const all = eos >= 0 ? [...ids, eos] : [...ids];
-  const shown = tokens.map((t) => ({ id: t.id, text: t.text, start: t.start, end: t.end, byteStart: t.byteStart, byteEnd: t.byteEnd }));
-  if (eos >= 0) shown.push({ id: eos, text: tokenizer.display(eos), added: true });
-  return { src: all, srcTokens: shown };
-}
-
-function keepDecoderRows(from, to) {
-  const L = model.info.n_layer;
-  decRows.length = from;
-  const grab = (hook) => session.tensor(hook);
-  const per = Array.from({ length: L }, (_, l) => ({
-    self: { pattern: grab(`decoder.blocks.${l}.attn.hook_pattern`), scores: grab(`decoder.blocks.${l}.attn.hook_attn_scores`) },
-    cross: { pattern: grab(`decoder.blocks.${l}.cross_attn.hook_pattern`), scores: grab(`decoder.blocks.${l}.cross_attn.hook_attn_scores`) },
-  }));
-  for (let i = 0; i < to - from; i++) {
-    decRows[from + i] = per.map(({ self, cross }) => {
-      const row = (t) => {
-        const [H, T, K] = t.shape;
-        const out = new Float32Array(H * K);
-        for (let h = 0; h < H; h++) out.set(t.data.subarray((h * T + i) * K, (h * T + i + 1) * K), h * K);
-        return out;
-      };
-      return { self: { pattern: row(self.pattern), scores: row(self.scores) }, cross: { pattern: row(cross.pattern), scores: row(cross.scores) } };
-    });
-  }
-}
-
-/** Bring the session to this source and target: encode when the source changed, then rewind the
- * decoder to the common prefix and run the rest. Returns the milliseconds spent, or null. */
-function syncTranslation(src, tgt) {
-  if (src.length > model.nCtx) {
-    throw new Error(`the source has ${src.length} tokens, more than the model's maximum length of ${model.nCtx}: shorten it`);
-  }
-  if (tgt.length > model.nCtx) throw new Error(`the translation reached the model's maximum length of ${model.nCtx} tokens`);
-  const t0 = performance.now();
-  const have = session.sourceTokens();
-  const changed = have.length !== src.length || have.some((id, i) => id !== src[i]);
-  if (changed) {
-    session.encode(src);
-    decRows = [];
-  }
-  const done = session.tokens();
-  let p = 0;
-  while (p < done.length && p < tgt.length && done[p] === tgt[p]) p++;
-  if (p === tgt.length && p === done.length) return changed ? performance.now() - t0 : null;
-  if (p === tgt.length) {
-    session.rewind(p);
-    keepDecoderRows(p - 1, p);
-  } else {
-    if (p < done.length) session.rewind(p);
-    session.forward(tgt.slice(p));
-    keepDecoderRows(p, tgt.length);
+  if (p < have.length) session.rewind(p);
+  // the prompt in chunks; each step after it one at a time, noting the probability it had
+  const stepsFrom = Math.max(p, prompt);
+  if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p);
+  for (let q = stepsFrom; q < ids.length; q++) {
+    if (session.length > 0 && chosen[q]?.id !== ids[q]) chosen[q] = { id: ids[q], p: session.probs(sampling)[ids[q]] };
+    session.step(ids[q]);
+    for (const [kind, causal] of selfKinds()) store.keep(kind, q, 1, causal);
   }
   return performance.now() - t0;
 }
 
-function translationSequence({ text, steps, hist }) {
-  const { src, srcTokens } = sourceIds(text);
-  const kept = steps.slice(0, hist ?? steps.length);
-  return { src, srcTokens, tgt: [model.info.bos_token_id, ...kept], kept };
+// ---------------------------------------------------------------- views
+
+/** The next-token distribution under these settings: its most likely tokens with probability
+ * and logit, and its entropy in bits. A translation decoded greedily shows the model's own
+ * distribution (softmax of the logits), from which greedy takes the first. */
+function distribution(sampling, topN) {
+  const greedy = sampling.temperature === 0;
+  const logits = session.logits();
+  const probs = session.probs(greedy ? { ...sampling, temperature: 1 } : sampling);
+  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, topN);
+  let entropy = 0;
+  for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
+  const top = order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] }));
+  return { top, entropy, greedy };
 }
 
-function viewTranslation(req) {
-  const { src, srcTokens, tgt, kept } = translationSequence(req);
-  const ms = syncTranslation(src, tgt);
-  // greedy decoding's distribution is all on one token: show the model's own (softmax of the
-  // logits), from which greedy takes the first
-  const greedy = req.sampling.temperature === 0;
-  const { top, entropy } = distribution(greedy ? { temperature: 1 } : req.sampling, req.topN);
-  const { n_layer: L, n_encoder_layers: LE, n_head: H } = model.info;
-  const S = src.length, T = tgt.length;
-  const encoder = Array.from({ length: LE }, (_, l) => ({
-    pattern: session.tensor(`encoder.blocks.${l}.attn.hook_pattern`).data,
-    scores: session.tensor(`encoder.blocks.${l}.attn.hook_attn_scores`).data,
-  }));
-  const square = (l, key) => { // decoder self-attention [H, T, T], future keys masked
-    const out = new Float32Array(H * T * T).fill(key === 'scores' ? -Infinity : 0);
-    for (let i = 0; i < T; i++) {
-      const r = decRows[i][l].self[key], K = i + 1;
-      for (let h = 0; h < H; h++) out.set(r.subarray(h * K, (h + 1) * K), (h * T + i) * T);
-    }
-    return out;
-  };
-  const cross = (l, key) => {
-    const out = new Float32Array(H * T * S);
-    for (let i = 0; i < T; i++) {
-      const r = decRows[i][l].cross[key];
-      for (let h = 0; h < H; h++) out.set(r.subarray(h * S, (h + 1) * S), (h * T + i) * S);
-    }
-    return out;
-  };
-  const decoder = Array.from({ length: L }, (_, l) => ({ pattern: square(l, 'pattern'), scores: square(l, 'scores') }));
-  const crossAttn = Array.from({ length: L }, (_, l) => ({ pattern: cross(l, 'pattern'), scores: cross(l, 'scores') }));
-  const eos = model.info.eos_token_id;
-  const words = kept.filter((id) => id !== eos);
-  postMessage({
-    type: 'view', id: req.id, mode: 'translate', ms, entropy, S, T, greedy,
-    srcTokens,
-    tokens: tgt.map((id, i) => ({ id, text: tokenizer.display(id), generated: i > 0, bos: i === 0 })),
-    translation: tokenizer.decode(words), finished: kept.length > 0 && kept[kept.length - 1] === eos,
-    top,
-    attention: { encoder, decoder, cross: crossAttn },
+function tokensOf(seq) {
+  const stepTokens = seq.kept.map((id, k) => {
+    const pos = seq.prompt + k;
+    return { id, text: tokenizer.display(id), generated: true, p: chosen[pos]?.id === id ? chosen[pos].p : null };
   });
-}
-
-function generateTranslation(req) {
-  const { src, tgt } = translationSequence(req);
-  syncTranslation(src, tgt);
-  const eos = model.info.eos_token_id;
-  // a finished translation is not continued past its end-of-sentence token
-  sampleSteps(tgt[tgt.length - 1] === eos ? { ...req, n: 0 } : req, new Set([eos]), keepDecoderRows);
-}
-
-onmessage = async ({ data }) => {
-  try {
-    if (data.type === 'load') await load(data.base, data.name);
-    else if (data.type === 'load-files') await loadFiles(data.files);
-    else if (!model) throw new Error('no model is loaded');
-    else if (data.type === 'view') (isTranslator() ? viewTranslation : view)(data);
-    else if (data.type === 'generate') (isTranslator() ? generateTranslation : generate)(data);
-  } catch (e) {
-    postMessage({ type: 'error', id: data.id, message: e.message, during: data.type });
+  if (isTranslator()) {
+    const bos = model.info.bos_token_id;
+    return [{ id: bos, text: tokenizer.display(bos), bos: true }, ...stepTokens];
   }
+  return [...seq.promptTokens, ...stepTokens];
+}
+
+/** The generated part as text, token by token (a character split across tokens goes to the
+ * token that completes it). */
+function pieces(ids) {
+  const dec = new TextDecoder('utf-8', { ignoreBOM: true });
+  return ids.map((id) => dec.decode(tokenizer.decodeBytes([id]), { stream: true }));
+}
+
+function buildView(id, seq, look, sampling, topN, gridKey, ms) {
+  const T = seq.ids.length, S = seq.src?.length ?? 0;
+  const kind = isTranslator() ? look.kind : 'self';
+  const causal = kind === 'self' || kind === 'decoder';
+  const C = kind === 'cross' || kind === 'encoder' ? S : T;
+  const layers = store.layers[kind];
+  const layer = Math.min(look.layer, layers - 1);
+  const head = Math.min(look.head, model.info.n_head - 1);
+  const m = store.matrix(kind, layer, { ...look, head }, C, causal);
+  const attn = {
+    key: `${version}|${kind}|${layer}|${look.mean ? 'mean' : head}|${look.stage}|${look.hideFirst ? 1 : 0}`,
+    kind, layer, head, mean: look.mean, stage: look.stage, causal, ...m,
+  };
+  const thumbKey = `${version}|${kind}`;
+  const grid = gridKey === thumbKey ? null : { key: thumbKey, kind, ...store.thumbnails(kind, C) };
+  const eos = model.info.eos_token_id;
+  const finished = isTranslator() && seq.kept.length > 0 && seq.kept[seq.kept.length - 1] === eos;
+  const words = isTranslator() ? seq.kept.filter((t) => t !== eos) : [];
+  const msg = {
+    type: 'view', id, version, mode: isTranslator() ? 'translate' : 'generate', ms, T, S, nCtx: model.nCtx,
+    tokens: tokensOf(seq), srcTokens: seq.srcTokens,
+    generatedText: pieces(seq.kept),
+    translation: isTranslator() ? tokenizer.decode(words) : null, finished,
+    ...distribution(sampling, topN), sampling,
+    attn, grid,
+  };
+  const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : [])];
+  postMessage(msg, transfer);
+}
+
+function view(req) {
+  const seq = sequence(req.seq);
+  const ms = sync(seq, req.sampling);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms);
+}
+
+// ---------------------------------------------------------------- generation
+
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Sample up to n tokens after the viewed position; the draw for position k uses seed + k, so a
+ * step gives the same token whatever happened before (history, branches) and in Node alike. The
+ * tokens stream out in batches; every so often a view of the newest position goes too, and a
+ * stop message ends it between two tokens. */
+async function generate(req) {
+  const seq = sequence(req.seq);
+  sync(seq, req.sampling);
+  const eos = model.info.eos_token_id;
+  const stop = isTranslator() ? new Set([eos]) : new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((t) => t >= 0));
+  gen = { id: req.id, stop: false, look: req.look, viewId: req.id, gridKey: req.gridKey };
+  const mine = gen;
+  let reason = 'count';
+  let batch = [];
+  let made = 0, lastMs = 0;
+  let lastPost = performance.now(), lastView = lastPost;
+  const t0 = performance.now();
+  const ids = [...seq.ids];
+  const kinds = selfKinds();
+  const dec = new TextDecoder('utf-8', { ignoreBOM: true });
+  if (isTranslator() && ids[ids.length - 1] === eos) reason = 'eos';
+  else {
+    for (let k = 0; ; k++) {
+      if (k >= req.n) { reason = 'count'; break; }
+      if (session.length >= model.nCtx) { reason = 'context'; break; }
+      session.setSeed(req.seed + session.length);
+      const probs = session.probs(req.sampling);
+      const id = session.sample(req.sampling);
+      const pos = session.length;
+      const t1 = performance.now();
+      session.step(id);
+      made++;
+      for (const [kind, causal] of kinds) store.keep(kind, pos, 1, causal);
+      chosen.length = pos;
+      chosen[pos] = { id, p: probs[id] };
+      ids.push(id);
+      version++;
+      batch.push({ id, text: tokenizer.display(id), p: probs[id], piece: dec.decode(tokenizer.decodeBytes([id]), { stream: true }) });
+      const now = performance.now();
+      lastMs = now - t1;
+      const last = stop.has(id);
+      if (last || now - lastPost > 50) {
+        postMessage({ type: 'tokens', id: req.id, tokens: batch, ms: now - t1, elapsed: now - t0, count: k + 1 });
+        batch = [];
+        lastPost = now;
+        if (now - lastView > 300 && !last) {
+          const s = { ...req.seq, steps: ids.slice(seq.prompt), hist: null };
+          buildView(mine.viewId, sequence(s), mine.look, req.sampling, req.topN, mine.gridKey, null);
+          lastView = performance.now();
+        }
+        await nextTask();
+        if (mine.stop || gen !== mine) { reason = 'stop'; break; }
+      }
+      if (last) { reason = 'eos'; break; }
+    }
+  }
+  if (batch.length) postMessage({ type: 'tokens', id: req.id, tokens: batch, ms: lastMs, elapsed: performance.now() - t0, count: made });
+  if (gen === mine) gen = null;
+  postMessage({ type: 'generated', id: req.id, reason, nCtx: model.nCtx });
+}
+
+// ---------------------------------------------------------------- messages
+
+let queue = Promise.resolve();
+
+onmessage = ({ data }) => {
+  // a stop, or what to look at while generating, is taken at once; the rest waits its turn
+  if (data.type === 'stop') { if (gen) gen.stop = true; return; }
+  if (data.type === 'view' && gen) {
+    gen.look = data.look;
+    gen.viewId = data.id;
+    gen.gridKey = data.gridKey;
+    return;
+  }
+  queue = queue.then(async () => {
+    try {
+      if (data.type === 'load') await load(data.base, data.name);
+      else if (data.type === 'load-files') await loadFiles(data.files, data.name);
+      else if (!model) throw new Error('no model is loaded');
+      else if (data.type === 'view') view(data);
+      else if (data.type === 'generate') await generate(data);
+    } catch (e) {
+      if (data.type === 'generate') gen = null;
+      postMessage({ type: 'error', id: data.id, message: e.message, code: e.code ?? null, args: e.args ?? null, during: data.type });
+    }
+  });
 };

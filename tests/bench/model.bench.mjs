@@ -10,14 +10,11 @@
 import { existsSync, readFileSync, mkdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
 import { createLantern } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
+import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small } from './models.mjs';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BENCH = `${ROOT}build/bench/`;
-const PYTHON = '/usr/bin/python3';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const PREFILL = 128, DECODE = 64;
 mkdirSync(BENCH, { recursive: true });
@@ -55,11 +52,7 @@ async function timeRuns(fn, runs = RUNS) {
 
 function ensureModels() {
   const models = [];
-  const random = `${BENCH}gpt2-small-random/`;
-  if (!existsSync(`${random}model.safetensors`)) {
-    console.log('making the random GPT-2-small-shaped model (build/bench/gpt2-small-random) ...');
-    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'random-gpt2-small', random], { stdio: 'inherit' });
-  }
+  const random = ensureRandomGpt2Small();
   models.push({ name: 'GPT-2 small shape, F32', dir: random, onnx: `${BENCH}gpt2-small-random.onnx` });
   const half = `${BENCH}gpt2-small-random-f16/`;
   if (!existsSync(`${half}model.safetensors`)) {

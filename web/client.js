@@ -1,0 +1,64 @@
+// The page's one line to the engine worker. A view request carries the whole state it needs;
+// while one is being answered, newer ones replace each other, so the worker only ever works on
+// the newest (typing fast costs one pass, not one per key). While a generation runs, view
+// requests only tell the worker what to look at, and a stop ends it between two tokens.
+export function createClient(worker, handlers) {
+  let next = 0, inFlight = null, pending = null, generating = false;
+  let epoch = 0; // the id of the last load: answers to older requests belong to another model
+
+  function post(msg) {
+    msg.id = ++next;
+    worker.postMessage(msg, msg.transfer ?? []);
+    return msg.id;
+  }
+  function settle(id) {
+    if (id !== inFlight) return true;
+    inFlight = null;
+    if (pending && !generating) {
+      const msg = pending;
+      pending = null;
+      inFlight = post(msg);
+      return false; // a newer view is on its way: this one need not be drawn
+    }
+    return true;
+  }
+
+  worker.onmessage = ({ data }) => {
+    if (data.id < epoch && (data.type === 'view' || data.type === 'tokens' || data.during === 'view')) return;
+    switch (data.type) {
+      case 'view':
+        if (settle(data.id) && data.id >= (handlers.lastDrawn?.() ?? 0)) handlers.view(data);
+        break;
+      case 'error':
+        if (data.during === 'view' && !settle(data.id)) break;
+        if (data.during === 'generate') generating = false;
+        handlers.error(data);
+        break;
+      case 'tokens': handlers.tokens(data); break;
+      case 'generated':
+        generating = false;
+        handlers.generated(data);
+        break;
+      default: handlers[data.type]?.(data);
+    }
+  };
+
+  return {
+    view(msg) {
+      msg.type = 'view';
+      if (generating) { post(msg); return; }
+      if (inFlight) { pending = msg; return; }
+      inFlight = post(msg);
+    },
+    generate(msg) {
+      msg.type = 'generate';
+      pending = null;
+      generating = true;
+      post(msg);
+    },
+    stop() { if (generating) worker.postMessage({ type: 'stop' }); },
+    load(base, name) { pending = null; inFlight = null; epoch = post({ type: 'load', base, name }); },
+    loadFiles(files, name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files, name, transfer: Object.values(files) }); },
+    get generating() { return generating; },
+  };
+}

@@ -1,0 +1,97 @@
+// The page's one state object and its one URL codec. Everything a person can set lives here,
+// and the address bar always holds it (tensorflow/playground's way): copy the URL, get the view.
+// Views never keep settings of their own; they read them from here.
+
+export const STAGES = ['pattern', 'masked', 'scores'];
+export const KINDS = ['cross', 'decoder', 'encoder'];
+export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions'];
+export const LANGS = ['en', 'zh'];
+
+/** The default language: the URL's, else the browser's first preference that we speak. */
+function browserLang() {
+  const prefs = globalThis.navigator?.languages ?? [globalThis.navigator?.language ?? 'en'];
+  for (const p of prefs) {
+    const l = String(p).toLowerCase().slice(0, 2);
+    if (LANGS.includes(l)) return l;
+  }
+  return 'en';
+}
+
+const int = (v, lo, hi) => (/^-?\d+$/.test(v ?? '') && Number(v) >= lo && Number(v) <= hi ? Number(v) : null);
+const real = (v, lo, hi) => (v != null && v !== '' && Number.isFinite(Number(v)) && Number(v) >= lo && Number(v) <= hi ? Number(v) : null);
+
+/** State from a query string. Unknown or out-of-range values fall back to the defaults. */
+export function decodeState(search, modelIds) {
+  const p = new URLSearchParams(search);
+  const modelParam = p.get('model');
+  const model = modelParam === 'files' ? 'files' : modelIds.includes(modelParam) ? modelParam : modelIds[0];
+  const steps = (p.get('steps') ?? '').split(',').filter((s) => /^\d{1,9}$/.test(s)).map(Number);
+  return {
+    model,
+    // a model opened from files is named in the URL; its files are not, so they are asked for again
+    filesName: model === 'files' ? (p.get('name') ?? '') : null,
+    prompt: p.get('prompt'),
+    steps,
+    hist: p.has('hist') ? int(p.get('hist'), 0, steps.length) : null,
+    layer: int(p.get('layer'), 0, 1e6) ?? 0,
+    head: int(p.get('head'), 0, 1e6) ?? 0,
+    stage: STAGES.includes(p.get('stage')) ? p.get('stage') : 'pattern',
+    temperature: real(p.get('temperature'), 0, 1e6),
+    topK: int(p.get('topk'), 0, 1e9) ?? 0,
+    topP: real(p.get('topp'), 1e-6, 1) ?? 1,
+    seed: int(p.get('seed'), 0, 2 ** 31 - 1) ?? 1,
+    mean: p.get('mean') === '1',
+    hideFirst: p.get('hidefirst') === '1',
+    attn: KINDS.includes(p.get('attn')) ? p.get('attn') : 'cross',
+    lang: LANGS.includes(p.get('lang')) ? p.get('lang') : browserLang(),
+    langInUrl: LANGS.includes(p.get('lang')),
+    embed: p.get('embed') === '1',
+    view: VIEWS.includes(p.get('view')) ? p.get('view') : null,
+    engine: ['strict', 'relaxed', 'threads'].includes(p.get('engine')) ? p.get('engine') : null,
+  };
+}
+
+/** The query string of a state (defaults left out where they are the obvious ones). */
+export function encodeState(s, { translating = false } = {}) {
+  const p = new URLSearchParams();
+  p.set('model', s.model);
+  if (s.model === 'files' && s.filesName) p.set('name', s.filesName);
+  if (s.prompt != null) p.set('prompt', s.prompt);
+  if (s.steps.length) p.set('steps', s.steps.join(','));
+  if (s.hist != null) p.set('hist', String(s.hist));
+  p.set('layer', String(s.layer));
+  p.set('head', String(s.head));
+  p.set('stage', s.stage);
+  if (s.temperature != null) p.set('temperature', String(s.temperature));
+  p.set('topk', String(s.topK));
+  p.set('topp', String(s.topP));
+  p.set('seed', String(s.seed));
+  if (translating) p.set('attn', s.attn);
+  if (s.mean) p.set('mean', '1');
+  if (s.hideFirst) p.set('hidefirst', '1');
+  if (s.langInUrl || s.lang !== browserLang()) p.set('lang', s.lang);
+  if (s.embed) p.set('embed', '1');
+  if (s.view) p.set('view', s.view);
+  if (s.engine) p.set('engine', s.engine);
+  return `?${p}`;
+}
+
+/** A state with listeners: set() merges a patch and tells each listener which keys changed. */
+export function createStore(initial) {
+  const state = { ...initial };
+  const listeners = new Set();
+  return {
+    state,
+    set(patch) {
+      const changed = new Set();
+      for (const [k, v] of Object.entries(patch)) {
+        const old = state[k];
+        const same = Array.isArray(v) && Array.isArray(old) ? v.length === old.length && v.every((x, i) => x === old[i]) : Object.is(v, old);
+        if (!same) { state[k] = v; changed.add(k); }
+      }
+      if (changed.size) for (const fn of listeners) fn(changed, state);
+      return changed;
+    },
+    subscribe(fn) { listeners.add(fn); return () => listeners.delete(fn); },
+  };
+}

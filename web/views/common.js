@@ -1,0 +1,95 @@
+// Pieces every view shares: the colour scale, the draw counter the tests read, a roving
+// tabindex for groups of items, and a helper that redraws only when a view's inputs change.
+
+// viridis: readable in greyscale and with the common colour-vision deficiencies
+const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+
+/** 256 colours of viridis as [r, g, b]. */
+export const LUT = Array.from({ length: 256 }, (_, n) => {
+  const x = (n / 255) * (VIRIDIS.length - 1);
+  const i = Math.min(Math.floor(x), VIRIDIS.length - 2), f = x - i;
+  return VIRIDIS[i].map((a, k) => Math.round(a + f * (VIRIDIS[i + 1][k] - a)));
+});
+
+/** The colour of t in [0, 1] as a CSS string. */
+export function viridis(t) {
+  const c = LUT[Math.round(Math.min(Math.max(Number.isFinite(t) ? t : 0, 0), 1) * 255)];
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+/** How many times each view really drew (tests check that unchanged views do not redraw). */
+export const draws = {};
+globalThis.lanternDraws = draws;
+export const counted = (name) => { draws[name] = (draws[name] ?? 0) + 1; };
+
+/**
+ * A view's redraw gate: run(key, fn) calls fn only when key differs from the last call's.
+ * reset() forgets the key, so the next call draws whatever it is given.
+ */
+export function gate(name) {
+  let last;
+  return {
+    run(key, fn) {
+      if (key === last) return false;
+      last = key;
+      counted(name);
+      fn();
+      return true;
+    },
+    reset() { last = undefined; },
+  };
+}
+
+/**
+ * A roving tabindex over the items of a container: one tab stop for the group, arrow keys
+ * inside (a grid when columns() > 1), Home and End. Items are found by selector at key time, so
+ * the container may redraw them; the index survives a redraw, and so does the focus when it was
+ * inside (call restore() after redrawing).
+ */
+export function roving(container, selector, { columns = () => 1, onMove = null } = {}) {
+  let index = 0;
+  let hadFocus = false;
+  const items = () => Array.from(container.querySelectorAll(selector));
+  const setIndex = (i, focus) => {
+    const all = items();
+    if (!all.length) return;
+    index = Math.max(0, Math.min(all.length - 1, i));
+    all.forEach((el, k) => { el.tabIndex = k === index ? 0 : -1; });
+    if (focus) all[index].focus();
+    onMove?.(all[index], index);
+  };
+  container.addEventListener('keydown', (e) => {
+    const all = items();
+    const at = all.indexOf(document.activeElement);
+    if (at < 0) return;
+    const cols = columns();
+    const move = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols, Home: -Infinity, End: Infinity }[e.key];
+    if (move === undefined) return;
+    e.preventDefault();
+    setIndex(move === -Infinity ? 0 : move === Infinity ? all.length - 1 : at + move, true);
+  });
+  container.addEventListener('focusin', (e) => {
+    const at = items().indexOf(e.target);
+    if (at >= 0 && at !== index) setIndex(at, false);
+  });
+  return {
+    /** Before a redraw: remember whether the focus is inside. */
+    save() { hadFocus = container.contains(document.activeElement) && document.activeElement !== container; },
+    /** After a redraw: one tab stop again, and the focus back where it was. */
+    restore(i = index) { setIndex(i, hadFocus); hadFocus = false; },
+    get index() { return index; },
+    set: setIndex,
+  };
+}
+
+export function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') e.className = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k.startsWith('aria-') || k === 'role') e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  e.append(...children);
+  return e;
+}

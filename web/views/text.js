@@ -1,0 +1,109 @@
+// The text as text and as tokens. The prose: the prompt as typed and the continuation the model
+// wrote (marked), each token a span with its id and the probability it had when chosen. The
+// chips: one per token (one tab stop for the group, arrow keys inside). Translate mode: the source
+// chips, the target chips and the translation as a sentence. Tokens outside the vocabulary are
+// marked, with a notice.
+import { gate, roving } from './common.js';
+import { t } from '../i18n.js';
+
+export function createText({ prose, chips, targetChips, translation, done, info, notice, prompt }) {
+  const g = gate('tokens');
+  const navSrc = roving(chips, '.chip');
+  const navTgt = roving(targetChips, '.chip');
+  let v = null;
+
+  function title(tok, i, where) {
+    return t('tokenTitle', where, i, tok.id) + (tok.generated ? t('tokGenerated', tok.p) : tok.bos ? t('tokBos')
+      : tok.added ? t('tokAdded') : tok.unk ? t('tokUnk') : tok.byteStart != null ? t('tokBytes', tok.byteStart, tok.byteEnd) : '');
+  }
+
+  function chip(tok, i, where) {
+    const e = document.createElement('span');
+    e.className = 'chip' + (tok.generated ? ' generated' : tok.bos || tok.added ? ' special' : '') + (tok.unk ? ' unk' : '');
+    e.setAttribute('role', 'listitem');
+    e.tabIndex = -1;
+    e.textContent = tok.text;
+    e.dataset.pos = i;
+    e.title = title(tok, i, where);
+    e.setAttribute('aria-label', `${tok.text}: ${e.title}`);
+    return e;
+  }
+
+  function piece(text, tok, i) {
+    const s = document.createElement('span');
+    s.textContent = text;
+    s.dataset.pos = i;
+    if (tok.generated) s.className = 'gen';
+    if (tok.unk) s.className = 'unk';
+    s.title = title(tok, i, '');
+    return s;
+  }
+
+  function drawProse(view) {
+    if (view.mode === 'translate') { prose.replaceChildren(); return; }
+    const text = prompt();
+    const parts = [];
+    let at = 0, g = 0;
+    view.tokens.forEach((tok, i) => {
+      if (tok.generated) { parts.push(piece(view.generatedText[g++] ?? '', tok, i)); return; }
+      if (tok.start == null) return;
+      const from = Math.max(at, tok.start);
+      if (tok.end > from) parts.push(piece(text.slice(from, tok.end), tok, i));
+      at = Math.max(at, tok.end);
+    });
+    prose.replaceChildren(...parts);
+  }
+
+  function draw(view) {
+    navSrc.save(); navTgt.save();
+    if (view.mode === 'translate') {
+      chips.replaceChildren(...view.srcTokens.map((tok, i) => chip(tok, i, t('whereSource'))));
+      targetChips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, t('whereTarget'))));
+      translation.textContent = view.translation + (view.finished ? '' : ` ${t('translating')}`);
+      translation.dataset.finished = view.finished ? 'true' : 'false';
+    } else {
+      chips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, '')));
+      targetChips.replaceChildren();
+    }
+    drawProse(view);
+    const unknown = (view.srcTokens ?? view.tokens).filter((tok) => tok.unk);
+    notice.hidden = unknown.length === 0;
+    if (unknown.length) notice.textContent = t('unknownNotice', unknown.length, unknown[0].text);
+    navSrc.restore(Math.min(navSrc.index, chips.children.length - 1));
+    navTgt.restore(Math.min(navTgt.index, targetChips.children.length - 1));
+  }
+
+  /** What a hovered or focused token says about itself. */
+  const show = (e) => {
+    const target = e.target.closest('[data-pos]');
+    if (target?.title) info.textContent = `${target.textContent}: ${target.title.replace(/^, /, '')}`;
+  };
+  for (const root of [prose, chips, targetChips]) {
+    root.addEventListener('mouseover', show);
+    root.addEventListener('focusin', show);
+  }
+  chips.addEventListener('focusin', (e) => { // a prompt token: select its characters in the text box
+    const i = Number(e.target.dataset.pos);
+    const tok = v?.mode === 'translate' ? v.srcTokens[i] : v?.tokens[i];
+    if (tok?.start != null) prompt.select?.(tok.start, tok.end);
+  });
+
+  return {
+    update(view, key) {
+      if (!view) { g.reset(); v = null; chips.replaceChildren(); targetChips.replaceChildren(); prose.replaceChildren(); notice.hidden = true; done.hidden = true; translation.textContent = ''; return; }
+      v = view;
+      g.run(key, () => draw(view));
+    },
+    /** Tokens streaming in while generating, before the next full view. */
+    stream(tokens) {
+      if (!v) return;
+      g.reset();
+      const where = v.mode === 'translate' ? targetChips : chips;
+      const n = where.children.length;
+      where.append(...tokens.map((tok, k) => chip({ ...tok, generated: true }, n + k, v.mode === 'translate' ? t('whereTarget') : '')));
+      if (v.mode !== 'translate') prose.append(...tokens.map((tok, k) => piece(tok.piece ?? '', { ...tok, generated: true }, n + k)));
+      else translation.textContent += ` ${tokens.map((tok) => tok.text).join(' ')}`;
+    },
+    relabel() { if (v) { g.reset(); g.run('relabel', () => draw(v)); } },
+  };
+}
