@@ -7,9 +7,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { lantern, readFixture, FIXTURES } from './helpers.mjs';
+import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let server, browser, origin, L, model, tok;
 
@@ -18,11 +17,7 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   L = await lantern();
   model = L.loadModel(readFixture('gpt2-tiny'));
   tok = L.loadTokenizer({
@@ -336,17 +331,31 @@ test('the same seed samples the same tokens in the browser and in Node', async (
   await page.close();
 });
 
-test('the example article embeds three live views', async () => {
+test('the example article embeds four live views, each showing what its caption describes above the fold', async () => {
   const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
   await page.goto(`${origin}/web/embed-example.html`);
   const frames = await page.$$('iframe');
-  assert.equal(frames.length, 3);
-  for (const f of frames) {
+  const want = [
+    { view: 'attention', model: 'induction', layer: '1', head: '0', shows: '#heatmap' },
+    { view: 'attention', model: 'austen', layer: '0', head: '1', stage: 'masked', shows: '#heatmap' },
+    { view: 'probs', model: 'austen', temperature: '0.7', shows: '#top' },
+    { view: 'translate', model: 'zh-en', layer: '1', attn: 'cross', mean: '1', shows: '#heatmap' },
+  ];
+  assert.equal(frames.length, want.length);
+  for (const [k, f] of frames.entries()) {
     await f.scrollIntoViewIfNeeded();
     const frame = await f.contentFrame();
     await frame.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+    const { shows, ...state } = want[k];
+    const params = new URL(frame.url()).searchParams;
+    for (const [key, value] of Object.entries(state)) assert.equal(params.get(key), value, `frame ${k}: ${key}`);
     assert.equal(await frame.isVisible('header'), false);
-    assert.ok((await frame.$$('#top tbody tr')).length > 0);
+    // the view the caption talks about is inside the frame, not below its fold
+    const [box, height] = await Promise.all([frame.$eval(shows, (e) => e.getBoundingClientRect().bottom), f.evaluate((e) => e.clientHeight)]);
+    assert.ok(await frame.isVisible(shows) && box <= height, `frame ${k}: ${shows} ends at ${box} px of ${height}`);
+    if (shows === '#top') assert.ok((await frame.$$('#top tbody tr')).length > 0);
+    if (state.stage === 'masked') assert.match(await frame.textContent('#legend'), /masked/);
+    if (state.model === 'zh-en') assert.match(await frame.textContent('#legend'), /cross-attention, layer 1, mean of the 4 heads/);
   }
   await page.screenshot({ path: `${SHOTS}embed-example.png`, fullPage: true });
   await page.close();
@@ -358,6 +367,12 @@ const ZH_EN = fileURLToPath(new URL('../weights/zh-en/', import.meta.url));
 const finished = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true' &&
   document.body.dataset.generating !== 'true' && !document.getElementById('translation').textContent.endsWith('…'),
 null, { timeout: 30000 });
+
+/** Wait until the heatmap shows a matrix of this shape (it paints on the next animation frame). */
+const heatmapShape = (page, rows, cols) => page.waitForFunction(([r, c]) => {
+  const d = document.getElementById('heatmap').dataset;
+  return d.rows === String(r) && d.cols === String(c);
+}, [rows, cols], { timeout: 10000 });
 
 /** The engine under Node: greedy translation and every attention of the finished target. */
 function nodeTranslation(text) {
@@ -401,8 +416,7 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   assert.equal(await page.inputValue('#attn-kind'), 'cross');
   const cross = want.session.tensor('decoder.blocks.1.cross_attn.hook_pattern');
   const [, T, S] = cross.shape;
-  assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(T));
-  assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(S));
+  await heatmapShape(page, T, S);
   for (const [i, j] of [[0, 0], [T - 2, 1], [4, 6], [T - 1, S - 1]]) {
     const value = Number(await cell(page, i, j));
     assert.ok(Math.abs(value - cross.data[i * S + j]) < 1e-6, `cross cell ${i},${j}: ${value} vs ${cross.data[i * S + j]}`);
@@ -413,13 +427,13 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   // the encoder's self-attention: source x source, nothing masked
   await page.selectOption('#attn-kind', 'encoder');
   const enc = want.session.tensor('encoder.blocks.1.attn.hook_pattern');
-  assert.equal(await page.getAttribute('#heatmap', 'data-rows'), String(S));
+  await heatmapShape(page, S, S);
   const e = Number(await cell(page, 2, 9));
   assert.ok(Math.abs(e - enc.data[2 * S + 9]) < 1e-6);
   // the decoder's masked self-attention: target x target, the future masked
   await page.selectOption('#attn-kind', 'decoder');
   const dec = want.session.tensor('decoder.blocks.1.attn.hook_pattern');
-  assert.equal(await page.getAttribute('#heatmap', 'data-cols'), String(T));
+  await heatmapShape(page, T, T);
   const d = Number(await cell(page, 5, 3));
   assert.ok(Math.abs(d - dec.data[5 * T + 3]) < 1e-6);
   assert.equal(await cell(page, 3, 5), '0');

@@ -178,3 +178,8 @@ export function brownCorpus() {
   return readdirSync(dir).filter((f) => /^c[a-r]\d\d$/.test(f)).sort()
     .map((f) => readFileSync(dir + f, 'utf8').replace(/\/[^\s/]+(?=\s|$)/g, ''));
 }
+
+/** Headless Chromium as the browser tests run it (Debian's chromium, no network, no GPU). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-quic'];

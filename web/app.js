@@ -32,6 +32,7 @@ import { createHistory } from './views/history.js';
 import { createPositions } from './views/positions.js';
 
 const $ = (id) => document.getElementById(id);
+const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
 
 // The shipped models (weights/) and one test fixture; ?model=<id> picks one.
 const MODELS = [
@@ -86,6 +87,15 @@ const heat = createHeatmap({
   canvas: $('heatmap'), minimap: $('minimap'), readout: $('cell'), legend: $('legend'), range: $('view-range'),
   buttons: { zoomIn: $('zoom-in'), zoomOut: $('zoom-out'), fit: $('zoom-fit'), newest: $('zoom-newest') },
   onCell: (at, range) => { lines.setQuery(at.i); table.setRange(range); },
+  // embedded, the heatmap takes the height the frame has left under what is above it
+  maxHeight: () => {
+    if (!S.embed) return 520;
+    const r = $('heatmap').getBoundingClientRect();
+    // under it: the readout and the legend in its card, then the link
+    const below = $('attention-panel').getBoundingClientRect().bottom - r.bottom + $('open-full').getBoundingClientRect().height + 12;
+    return innerHeight - (r.top + scrollY) - Math.max(below, EMBED_BELOW_MIN);
+  },
+  short: S.embed,
 });
 const grid = createGrid({
   root: $('overview'), caption: $('overview-caption'),
@@ -114,10 +124,14 @@ function drawView(v) {
   lines.update(v.attn, rowT, colT);
   table.update(v.attn, rowT, colT);
   heat.update(v.attn, rowT, colT);
+  if (S.embed) heat.relayout(); // the text around it may have changed height
   grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
   drawHistory();
   $('error').textContent = '';
-  if (!translating() && v.T >= v.nCtx) $('speed').textContent = t('contextFull', v.nCtx);
+  // a full context is said once: by the end of a generation, else here
+  const full = !translating() && v.T >= v.nCtx;
+  if (full && $('speed').dataset.full !== 'true') $('speed').textContent = t('contextFull', v.nCtx);
+  $('speed').dataset.full = String(full);
   document.body.dataset.ready = 'true';
 }
 
@@ -179,12 +193,14 @@ function onTokens(d) {
 }
 
 function onGenerated(d) {
+  flushUrl();
   document.body.dataset.generating = 'false';
   $('stop').disabled = true;
   $('step').disabled = $('generate').disabled = false;
   const n = S.steps.length;
   const ended = d.reason === 'context' ? t('ended.context', n, d.nCtx) : d.reason === 'stop' ? t('ended.stop', n) : '';
-  if (ended) $('speed').textContent = `${$('speed').textContent} ${ended}`.trim();
+  if (ended) $('speed').textContent = `${d.reason === 'context' ? '' : $('speed').textContent} ${ended}`.trim();
+  if (d.reason === 'context') $('speed').dataset.full = 'true';
   if (translateAgain) {
     translateAgain = false;
     store.set({ steps: [], hist: null });

@@ -10,7 +10,7 @@ import { t } from '../i18n.js';
 const LABEL_CELL = 10; // cells at least this large get token labels
 const MIN_CELL = 0.25, MAX_CELL = 48;
 
-export function createHeatmap({ canvas, minimap, readout, legend, range, buttons, onCell }) {
+export function createHeatmap({ canvas, minimap, readout, legend, range, buttons, onCell, maxHeight = () => 520, short = false }) {
   const ctx = canvas.getContext('2d');
   const image = document.createElement('canvas'); // one pixel per cell
   const g = gate('heatmap');
@@ -21,7 +21,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   let follow = true;      // keep the newest query in view
   let fitted = true;      // the whole matrix in view (until the reader zooms)
   let focus = { i: 0, j: 0 }, hover = null;
-  let W = 440, H = 440, ML = 0, MT = 0;
+  let W = 440, H = 440, ML = 0, MT = 0, labelled = false;
   let frame = 0;
 
   const n = () => ({ r: m ? m.R - m.first : 0, c: m ? m.C - m.first : 0 });
@@ -30,9 +30,11 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
 
   function layout() {
     const width = Math.max(200, Math.floor(canvas.parentElement.clientWidth));
-    W = width;
-    H = Math.min(width, 520);
+    const height = Math.max(120, Math.min(width, Math.floor(maxHeight())));
     const dpr = globalThis.devicePixelRatio || 1;
+    if (width === W && height === H && canvas.width === Math.round(W * dpr)) return; // a resize clears the canvas
+    W = width;
+    H = height;
     canvas.width = Math.round(W * dpr);
     canvas.height = Math.round(H * dpr);
     canvas.style.width = `${W}px`;
@@ -42,8 +44,9 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
 
   /** Margins for labels: only when cells are large enough to carry them. */
   function margins() {
-    ML = labels() ? 84 : 4;
-    MT = labels() ? 64 : 4;
+    labelled = labels();
+    ML = labelled ? 84 : 4;
+    MT = labelled ? 64 : 4;
   }
 
   function visible() {
@@ -76,10 +79,10 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   }
 
   function fit() {
-    cell = 1;
+    cell = LABEL_CELL; // with room for labels, if the cells still carry them there
     margins();
     cell = fitCell();
-    if (cell >= LABEL_CELL) { margins(); cell = fitCell(); } else { ML = MT = 4; cell = fitCell(); }
+    if (cell < LABEL_CELL) { cell = 1; margins(); cell = fitCell(); }
     x0 = y0 = 0;
     fitted = true;
     follow = true;
@@ -154,7 +157,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       for (let k = 0; k <= vr; k++) { ctx.moveTo(ML, MT + k * cell); ctx.lineTo(ML + vc * cell, MT + k * cell); }
       ctx.stroke();
     }
-    if (labels()) {
+    if (labelled) { // the margins were made for them
       ctx.font = '11px ui-monospace, monospace';
       ctx.textBaseline = 'middle';
       ctx.fillStyle = getComputedStyle(canvas).color;
@@ -305,11 +308,9 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       };
       hover = null;
       // keep the focused cell in view
-      const { vr, vc } = visible();
       const fi = focus.i - m.first, fj = focus.j - m.first;
       if (fi < y0) y0 = fi; else if (fi >= y0 + Math.floor((H - MT) / cell)) y0 = fi - Math.floor((H - MT) / cell) + 1;
       if (fj < x0) x0 = fj; else if (fj >= x0 + Math.floor((W - ML) / cell)) x0 = fj - Math.floor((W - ML) / cell) + 1;
-      void vr; void vc;
       clampView();
       follow = lastRowInView();
       describe(focus);
@@ -318,6 +319,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     else if (e.key === '-' || e.key === '_') { e.preventDefault(); setZoom(cell / 1.5); }
     else if (e.key === '0') { e.preventDefault(); fit(); schedule(); }
     else if (e.key === 'End') { e.preventDefault(); newest(); schedule(); }
+    else if (e.key === 'Home') { e.preventDefault(); x0 = y0 = 0; follow = lastRowInView(); schedule(); }
   });
   canvas.addEventListener('focus', () => { if (m) { describe(focus); schedule(); } });
   canvas.addEventListener('blur', () => schedule());
@@ -340,15 +342,19 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     schedule();
   });
 
-  new ResizeObserver(() => {
-    const before = W;
+  const relayout = () => {
+    const before = [W, H];
     layout();
-    if (m && before !== W) { if (fitted) fit(); else if (follow) newest(); clampView(); schedule(); }
-  }).observe(canvas.parentElement);
+    if (m && (before[0] !== W || before[1] !== H)) { if (fitted) fit(); else if (follow) newest(); clampView(); schedule(); }
+  };
+  new ResizeObserver(relayout).observe(canvas.parentElement);
+  globalThis.addEventListener?.('resize', relayout);
   layout();
 
   let shape = '';
   return {
+    /** Size the canvas again (the room it may take changed). */
+    relayout,
     /** Draw a new matrix (when its key changed); rows and cols are the token lists of its axes. */
     update(attn, rowTokens, colTokens) {
       if (!attn) { g.reset(); m = null; ctx.clearRect(0, 0, W, H); minimap.hidden = true; legend.textContent = ''; readout.textContent = ''; range.textContent = ''; return; }
@@ -367,20 +373,22 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         if (focus.i >= m.R || focus.j >= m.C || !grew) focus = { i: m.R - 1, j: m.first };
         else if (wasNewest) focus = { i: m.R - 1, j: focus.j };
         hover = null;
-        legend.textContent = legendText(attn, lo, hi);
+        legend.textContent = legendText(attn, lo, hi, short);
         paint();
         describe(focus);
       });
     },
     /** Repaint in a new language (labels are tokens; the readout and legend are words). */
-    relabel() { if (m) { legend.textContent = legendText(m, lo, hi); paint(); describe(hover ?? focus); } },
+    relabel() { if (m) { legend.textContent = legendText(m, lo, hi, short); paint(); describe(hover ?? focus); } },
     get focus() { return focus; },
   };
 }
 
-function legendText(m, lo, hi) {
+/** What the colours mean; short: one line for an embed, whose article explains the rest. */
+function legendText(m, lo, hi, short) {
   const what = m.stage === 'pattern' ? t('whatPattern') : m.stage === 'masked' ? t('whatMasked') : t('whatScores');
   const head = m.mean ? t('meanName', m.nHead) : t('headName', m.head);
+  if (short) return t('legendShort', t(`kindNames.${m.kind}`), m.layer, head, what, lo, hi);
   const maskNote = !m.causal ? (m.kind !== 'self' ? t('maskNoneTranslate') : '')
     : m.stage === 'masked' ? t('maskMasked') : m.stage === 'scores' ? t('maskScores') : t('maskPattern');
   return t('legend', t(`kindNames.${m.kind}`), m.layer, head, t(`axes.${m.kind}`), what, lo, hi) + maskNote + (m.first ? t('firstHidden') : '');

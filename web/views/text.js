@@ -61,9 +61,11 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       targetChips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, t('whereTarget'))));
       translation.textContent = view.translation + (view.finished ? '' : ` ${t('translating')}`);
       translation.dataset.finished = view.finished ? 'true' : 'false';
+      done.hidden = !view.finished;
     } else {
       chips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, '')));
       targetChips.replaceChildren();
+      done.hidden = true;
     }
     drawProse(view);
     const unknown = (view.srcTokens ?? view.tokens).filter((tok) => tok.unk);

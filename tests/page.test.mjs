@@ -1,0 +1,335 @@
+// The playground as people use it, in headless Chromium: long texts, what redraws when, Stop and a
+// full context, the keyboard, axe-core, English and 中文, a phone, compact embeds, a model opened
+// from files, and translate mode's end and unknown characters. browser.test.mjs checks the numbers
+// against the engine in Node; this file checks the page around them.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { chromium } from 'playwright-core';
+import { serve } from '../web/serve.mjs';
+import { STRINGS } from '../web/i18n.js';
+import { VIEWS } from '../web/state.js';
+import { lantern, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+let server, browser, origin, L;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await serve(0);
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  L = await lantern();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function openPage(query, { viewport = { width: 1200, height: 1000 }, ...options } = {}) {
+  const page = await browser.newPage({ viewport, ...options });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${origin}/web/${query}`);
+  await ready(page);
+  return { page, errors };
+}
+
+const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true' &&
+  document.body.dataset.generating !== 'true', null, { timeout: 30000 });
+const chipCount = (page, list = 'tokens') => page.$$eval(`#${list} .chip`, (els) => els.length);
+const draws = (page) => page.evaluate(() => ({ ...globalThis.lanternDraws }));
+const austenTokenizer = () => L.loadTokenizer({
+  vocab: readFileSync(`${WEIGHTS}austen/vocab.json`), merges: readFileSync(`${WEIGHTS}austen/merges.txt`),
+});
+
+/** A text of exactly n tokens for the tokenizer: a prefix of a long Austen-like text. */
+function textOf(tok, n) {
+  const long = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(40);
+  let text = tok.decode(tok.encode(long).slice(0, n));
+  while (tok.encode(text).length > n) text = text.slice(0, -1);
+  assert.equal(tok.encode(text).length, n);
+  return text;
+}
+
+/** Run axe-core on the page; the serious and critical violations, described. */
+async function axeViolations(page) {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+test('a full 256-token context: every chip, the newest query in view, and a layer change redraws only the attention', async () => {
+  const tok = austenTokenizer();
+  const text = textOf(tok, 256);
+  tok.free();
+  const { page, errors } = await openPage(`?model=austen&prompt=${encodeURIComponent(text)}&engine=strict`);
+  assert.equal(await chipCount(page), 256);
+  const heat = await page.$eval('#heatmap', (c) => ({ ...c.dataset }));
+  assert.equal(heat.rows, '256');
+  assert.equal(heat.viewRow1, '255', 'the newest query is the last row in view');
+  assert.ok(Number(heat.viewRow1) - Number(heat.viewRow0) < 256, 'the heatmap is zoomed in, not squeezed to fit');
+  assert.equal(await page.isVisible('#minimap'), true, 'a minimap shows where the view is');
+  assert.match(await page.textContent('#speed'), /The context is full \(256 tokens\)/);
+  const lines = await page.$eval('#lines-box', (e) => e.getBoundingClientRect().height);
+  assert.ok(lines <= 330, `the lines view is bounded (${lines} px)`);
+
+  // a layer change redraws the attention views and nothing else
+  const before = await draws(page);
+  await page.selectOption('#layer', '2');
+  await page.waitForFunction((n) => globalThis.lanternDraws.heatmap > n, before.heatmap);
+  await ready(page);
+  const afterLayer = await draws(page);
+  for (const view of ['tokens', 'top', 'positions', 'history']) assert.equal(afterLayer[view], before[view], `${view} redrew on a layer change`);
+  assert.equal(await page.$eval('#heatmap', (c) => c.dataset.viewRow1), '255');
+
+  // zoom and pan by keyboard; End brings the newest query back
+  const shown = heat.viewRow1 - heat.viewRow0;
+  const viewIs = (test, arg) => page.waitForFunction(test, arg, { timeout: 5000 });
+  await page.focus('#heatmap');
+  await page.keyboard.press('Home');
+  await viewIs(() => document.getElementById('heatmap').dataset.viewRow0 === '0');
+  await page.keyboard.press('-');
+  await viewIs((k) => { const d = document.getElementById('heatmap').dataset; return d.viewRow1 - d.viewRow0 > k; }, shown);
+  await page.click('#zoom-fit');
+  await viewIs(() => { const d = document.getElementById('heatmap').dataset; return d.viewRow0 === '0' && d.viewRow1 === '255'; });
+  await page.keyboard.press('+'); // the focus left the heatmap for the button: zoom by the button
+  await page.click('#zoom-in');
+  await page.click('#zoom-newest');
+  await viewIs(() => { const d = document.getElementById('heatmap').dataset; return d.viewRow1 === '255' && d.viewRow0 !== '0'; });
+
+  // Generate at a full context says why nothing comes
+  await page.click('#generate');
+  await ready(page);
+  await page.waitForFunction(() => /generation stopped/.test(document.getElementById('speed').textContent));
+  assert.equal(await chipCount(page), 256);
+  await page.screenshot({ path: `${SHOTS}page-256.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the text reads as prose with the generated part marked; Stop ends a generation between tokens', async () => {
+  const { page, errors } = await openPage('?model=austen&prompt=It%20is%20a%20truth&engine=strict');
+  const prompt = await chipCount(page);
+  assert.equal(await page.textContent('#prose'), 'It is a truth');
+  await page.fill('#count', '250');
+  // Stop as soon as the first tokens show (a small model writes 250 tokens in well under a second)
+  const enabled = await page.evaluate(() => new Promise((resolve) => {
+    document.getElementById('generate').click();
+    const poll = () => {
+      if (!document.querySelector('#tokens .chip.generated')) { requestAnimationFrame(poll); return; }
+      const stop = document.getElementById('stop');
+      const was = !stop.disabled;
+      stop.click();
+      resolve(was);
+    };
+    poll();
+  }));
+  assert.equal(enabled, true, 'Stop is enabled while generating');
+  await ready(page);
+  const n = await chipCount(page) - prompt;
+  assert.ok(n >= 1 && n < 250, `stopped after ${n} tokens`);
+  assert.match(await page.textContent('#speed'), new RegExp(`Stopped after ${n} tokens`));
+  assert.equal(await page.isEnabled('#stop'), false);
+  // the prose is the prompt and the decoded continuation, the continuation marked token by token
+  const steps = new URL(page.url()).searchParams.get('steps').split(',').map(Number);
+  assert.equal(steps.length, n);
+  const tok = austenTokenizer();
+  assert.equal(await page.textContent('#prose'), 'It is a truth' + tok.decode(steps));
+  assert.equal(await page.$$eval('#prose .gen', (s) => s.length), n);
+  // hovering a generated token tells its id and the probability it had when it was chosen
+  await page.hover('#prose .gen >> nth=0');
+  assert.match(await page.textContent('#token-info'), new RegExp(`id ${steps[0]}.*probability 0\\.\\d+ when chosen`));
+  tok.free();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('keyboard: one tab stop per group, arrows inside, focus kept after Enter; a focus ring unlike the selection', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&engine=strict');
+  for (const group of ['#tokens .chip', '#top tbody tr', '#overview canvas']) {
+    const stops = await page.$$eval(group, (els) => els.filter((e) => e.tabIndex === 0).length);
+    assert.equal(stops, 1, `${group}: one tab stop`);
+  }
+  // Tab from the prompt reaches the controls before any chip
+  await page.focus('#prompt');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'temperature');
+
+  // Enter on the second candidate appends it; the focus stays in the table
+  const n = await chipCount(page);
+  await page.focus('#top tbody tr[tabindex="0"]');
+  await page.keyboard.press('ArrowDown');
+  const second = await page.$eval('#top tbody tr:nth-child(2) td:nth-child(2)', (td) => td.textContent);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((k) => document.querySelectorAll('#tokens .chip').length === k, n + 1);
+  await ready(page);
+  assert.equal(new URL(page.url()).searchParams.get('steps'), second);
+  assert.equal(await page.evaluate(() => document.activeElement.closest('#top') !== null), true, 'focus stays on the candidates');
+
+  // Enter on a grid tile selects that layer and head; the focus stays on the tile
+  await page.focus('#overview canvas[tabindex="0"]');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('layer').value === '1' && document.getElementById('head').value === '1');
+  const focused = await page.evaluate(() => ({ layer: document.activeElement.dataset.layer, head: document.activeElement.dataset.head }));
+  assert.deepEqual(focused, { layer: '1', head: '1' });
+  // the focus ring is drawn, and in another colour than the selection's border
+  const ring = await page.evaluate(() => {
+    const e = document.activeElement;
+    const cs = getComputedStyle(e);
+    return { outline: cs.outlineStyle, color: cs.outlineColor, selected: e.classList.contains('selected'), border: getComputedStyle(e).borderColor };
+  });
+  assert.notEqual(ring.outline, 'none');
+  assert.equal(ring.selected, true);
+  assert.notEqual(ring.color, ring.border);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('axe-core finds no serious or critical violations', async () => {
+  for (const query of ['?model=gpt2-tiny', '?model=zh-en&lang=zh', '?model=austen&embed=1&view=attention']) {
+    const { page } = await openPage(query);
+    assert.deepEqual(await axeViolations(page), [], query);
+    await page.close();
+  }
+});
+
+test('English and 中文: the same keys, a switch, lang= in the URL, the browser\'s language by default', async () => {
+  const keys = (o, prefix = '') => Object.entries(o).flatMap(([k, v]) =>
+    (v && typeof v === 'object' ? keys(v, `${prefix}${k}.`) : [`${prefix}${k}`])).sort();
+  assert.deepEqual(keys(STRINGS.zh), keys(STRINGS.en));
+
+  const { page, errors } = await openPage('?model=austen&lang=zh&engine=strict');
+  assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN');
+  assert.equal(await page.textContent('#prompt-label'), STRINGS.zh.prompt);
+  assert.equal(await page.textContent('#next-title'), STRINGS.zh.nextToken);
+  assert.match(await page.textContent('#model-name'), /4 层，4 个头/);
+  assert.match(await page.textContent('#stats'), /熵/);
+  // every static string is the Chinese one
+  const texts = Object.fromEntries(Object.entries(STRINGS.zh).filter(([, v]) => typeof v === 'string'));
+  const wrong = await page.$$eval('[data-i18n]:not([aria-live])', (els, zh) => els.filter((e) => e.dataset.i18n in zh &&
+    e.textContent !== zh[e.dataset.i18n]).map((e) => e.dataset.i18n), texts);
+  assert.deepEqual(wrong, []);
+  // the live readout too: a cell's numbers in Chinese
+  await page.focus('#heatmap');
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction(() => /^查询 \d+/.test(document.getElementById('cell').textContent));
+  await page.screenshot({ path: `${SHOTS}page-zh.png`, fullPage: true });
+  // the switch relabels the page, drawn views included, and goes into the URL
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.getElementById('prompt-label').textContent === 'Prompt');
+  assert.match(await page.textContent('#model-name'), /4 layers, 4 heads/);
+  assert.match(await page.textContent('#stats'), /entropy/);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('lang') === 'en');
+  assert.deepEqual(errors, []);
+  await page.close();
+
+  // no lang= in the URL: the browser's language decides
+  const zh = await openPage('?model=gpt2-tiny', { locale: 'zh-CN' });
+  assert.equal(await zh.page.textContent('#next-title'), STRINGS.zh.nextToken);
+  await zh.page.close();
+});
+
+test('a phone at 390 px: no sideways scroll, and a tap on the heatmap reads out that cell', async () => {
+  const { page, errors } = await openPage('?model=austen&engine=strict', {
+    viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2,
+  });
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+  const box = await page.$eval('#heatmap', (c) => {
+    c.scrollIntoView();
+    const r = c.getBoundingClientRect(), d = c.dataset;
+    return { x: r.x, y: r.y, w: r.width, rows: Number(d.rows), cell: Number(d.cell), ml: Number(d.margin), mt: Number(d.marginTop) };
+  });
+  assert.ok(box.x >= 0 && box.x + box.w <= 390, 'the heatmap fits the width');
+  // the centre of the bottom-right cell (the whole matrix is in view at this length)
+  await page.touchscreen.tap(box.x + box.ml + (box.rows - 0.5) * box.cell, box.y + box.mt + (box.rows - 0.5) * box.cell);
+  await page.waitForFunction(() => /^query \d+/.test(document.getElementById('cell').textContent));
+  assert.match(await page.textContent('#cell'), /^query (\d+) .* → key \1 /, 'the bottom-right cell is the newest query on itself');
+  await page.screenshot({ path: `${SHOTS}page-phone.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('?embed=1&view=… shows one view that fits a 400-600 px frame, with a link to the full playground', async () => {
+  for (const view of VIEWS) {
+    const model = view === 'translate' ? 'zh-en' : 'austen';
+    for (const [width, height] of [[600, 500], [400, 560]]) {
+      const { page, errors } = await openPage(`?model=${model}&embed=1&view=${view}&layer=1&head=2`, { viewport: { width, height } });
+      const size = await page.evaluate(() => ({ w: document.documentElement.scrollWidth, h: document.documentElement.scrollHeight }));
+      assert.ok(size.w <= width && size.h <= 600, `${view} at ${width} px: ${size.w} x ${size.h}`);
+      assert.equal(await page.isVisible('#model-panel'), false);
+      const link = new URL(await page.getAttribute('#open-full-link', 'href'));
+      assert.equal(link.searchParams.get('embed'), null);
+      assert.equal(link.searchParams.get('model'), model);
+      assert.equal(link.searchParams.get('head'), '2');
+      const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe' }[view];
+      assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
+      if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
+      assert.deepEqual(errors, [], view);
+      await page.close();
+    }
+  }
+});
+
+test('a model opened from files is named in the menu and the URL; reopening that URL asks for the files', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&engine=strict');
+  const files = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => `${FIXTURES}gpt2-odd/${f}`).filter(existsSync);
+  await page.setInputFiles('#files', files);
+  await page.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('your model: 2 layers'));
+  await ready(page);
+  assert.equal(await page.inputValue('#model'), 'files');
+  assert.match(await page.$eval('#model option:checked', (o) => o.textContent), /^your files: /);
+  await page.fill('#prompt', 'the key'); // its context is 11 characters
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip').length === 7);
+  await page.click('#step');
+  await ready(page);
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get('model'), 'files');
+  const steps = url.searchParams.get('steps');
+  assert.match(steps, /^\d+$/);
+
+  // opened again, the page loads no other model and asks for the files
+  const again = await browser.newPage();
+  await again.goto(url.href);
+  await ready(again);
+  assert.equal(await again.isVisible('#files-needed'), true);
+  assert.match(await again.textContent('#files-needed'), /opened from files/);
+  assert.equal(await chipCount(again), 0);
+  await again.setInputFiles('#files', files);
+  await again.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('your model: 2 layers'));
+  await ready(again);
+  assert.equal(await again.isVisible('#files-needed'), false);
+  assert.equal(new URL(again.url()).searchParams.get('steps'), steps, 'the same files keep the steps');
+  assert.equal(await chipCount(again), 8);
+  assert.deepEqual(errors, []);
+  await page.close();
+  await again.close();
+});
+
+test('translate mode: the end of the translation is said, and characters outside the vocabulary show as <unk>', async () => {
+  const zt = L.loadTokenizer({ tokenizerJson: readFileSync(`${WEIGHTS}zh-en/tokenizer.json`) });
+  const unk = zt.tokenId('<unk>');
+  const odd = [...'猫狗鲸龘'].find((c) => zt.encode(c)[0] === unk);
+  assert.ok(odd, 'a character outside the vocabulary');
+  zt.free();
+  const { page, errors } = await openPage(`?model=zh-en&prompt=${encodeURIComponent(`我喜欢${odd}`)}&engine=strict`);
+  await page.waitForFunction(() => document.getElementById('translation').dataset.finished === 'true');
+  await ready(page);
+  assert.equal(await page.isVisible('#translation-done'), true);
+  assert.equal(await page.isVisible('#top-done'), true);
+  assert.equal(await page.isVisible('#top'), false, 'no next-token table after </s>');
+  assert.deepEqual(await page.$$eval('#tokens .chip.unk', (els) => els.map((e) => e.textContent)), ['<unk>']);
+  assert.equal(await page.isVisible('#unknown'), true);
+  assert.match(await page.textContent('#unknown'), /1 character is not in the model's vocabulary/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
