@@ -116,10 +116,12 @@ test-node: wasm build/test_kernels.wasm build/test_kernels-relaxed.wasm \
 # benchmarks print figures against a peer measured in the same run; never part of `make test`.
 # The model bench makes its random GPT-2-small-shaped model and ONNX exports in build/bench/
 # (python3-torch) and runs onnxruntime-web installed there, outside the project's packages.
+# The page bench measures the playground's main-thread tasks and keystroke-to-paint in Chromium.
 ORT_WEB := onnxruntime-web@1.30.0
-bench: wasm build/bench_kernels.wasm deps-node deps-torch deps-bench
+bench: wasm build/bench_kernels.wasm deps-node deps-browser deps-torch deps-bench
 	node --no-liftoff tests/bench/tokenizer.bench.mjs
 	node --no-liftoff tests/bench/model.bench.mjs
+	node tests/bench/page.bench.mjs
 
 deps-bench:
 	@test -d build/bench/node_modules/onnxruntime-web || \
