@@ -43,7 +43,7 @@ export function createTop({ table, stats, done, onAppend }) {
           tr.dataset.id = id;
           const bar = cell(` ${p.toFixed(4)}`, 'bar');
           const span = document.createElement('span');
-          span.style.width = `${(p * 100).toFixed(1)}%`;
+          span.style.width = `${(p * 70).toFixed(1)}%`; // room for the number beside a bar of 1
           bar.prepend(span);
           tr.append(cell(text, 'tok'), cell(String(id)), bar, cell(logit.toFixed(3)));
           tr.setAttribute('aria-label', t('rowLabel', text, p, logit));
