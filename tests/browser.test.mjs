@@ -113,6 +113,8 @@ test('typing a prompt shows the engine\'s tokens, probabilities and logits', asy
   // a prompt past the context shows the engine's message, and the page recovers
   await page.fill('#prompt', 'many words '.repeat(40));
   await page.waitForFunction(() => document.getElementById('error').textContent.includes("model's 64-token context"));
+  // and no view of the text before stays on screen beside it
+  assert.deepEqual([await chips(page), await topRows(page), await page.textContent('#prose')], [[], [], '']);
   await page.fill('#prompt', 'the cat');
   await page.waitForFunction(() => document.getElementById('error').textContent === '' &&
     document.getElementById('tokens').textContent === 'the␣cat');
