@@ -1,6 +1,9 @@
-// The wasm SIMD128 kernels against the scalar reference kernels (tests/native/test_kernels.c,
-// compiled to wasm by make build/test_kernels.wasm), in the strict build and in the relaxed-SIMD
-// build (build/test_kernels-relaxed.wasm; Node 20 runs relaxed SIMD behind a V8 flag).
+// The wasm SIMD128 kernels against the scalar reference kernels, and every elementwise kernel
+// (GELU tanh and erf, ReLU, add, LayerNorm, softmax and its e^x), reference and SIMD, against its
+// formula evaluated in float64 to about 1e-6, and the int8 matmul's 16-bit activation quantizer
+// block by block (tests/native/test_kernels.c, compiled to wasm by make build/test_kernels.wasm),
+// in the strict build and in the relaxed-SIMD build (build/test_kernels-relaxed.wasm; Node 20
+// runs relaxed SIMD behind a V8 flag).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -23,7 +26,7 @@ async function runKernelTests(file) {
   return bytes;
 }
 
-test('SIMD kernels agree with the reference kernels on awkward sizes', async () => {
+test('SIMD kernels agree with the reference kernels on awkward sizes, and every kernel with its formula', async () => {
   await runKernelTests('test_kernels.wasm');
 });
 

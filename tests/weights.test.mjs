@@ -1,5 +1,6 @@
 // The shipped models in weights/: lantern runs them exactly as the PyTorch twin does (logits for
-// a fixed prompt, loss on held-out text), they stay small, and their cards hold measured numbers.
+// a fixed prompt, loss on held-out text), under int8 their held-out loss stays within README's
+// 0.1% of f32, they stay small, and their cards hold measured numbers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
@@ -39,6 +40,21 @@ for (const name of MODELS) {
     assert.ok(tokenizer.nVocab === model.nVocab, 'the tokenizer covers the vocabulary');
     model.free();
     tokenizer.free();
+  });
+
+  test(`${name}: under int8 the held-out loss stays within 0.1% of f32, as README's Speed section states`, () => {
+    const { metadata } = readSafetensors(`${GOLDEN}${name}.safetensors`);
+    const dir = `${WEIGHTS}${name}/`;
+    const model = L.loadModel({
+      config: readFileSync(`${dir}config.json`), weights: readFileSync(`${dir}model.safetensors`), precision: 'int8',
+    });
+    assert.match(model.info.weights_in_memory, /^(INT8|mixed)$/); // induction's 1-wide MLP stays f32
+    const session = model.createSession({ capture: 'logits' });
+    const loss = heldOutLoss(session, JSON.parse(metadata.val_ids), Number(metadata.val_window));
+    // the f32 loss of the PyTorch twin, which lantern's f32 loss matches to 1e-4 of it (above)
+    const f32 = Number(metadata.val_loss);
+    assert.ok(Math.abs(loss - f32) <= 1e-3 * f32, `int8 ${loss} vs f32 ${f32}: ${(100 * (loss / f32 - 1)).toFixed(3)}%`);
+    model.free();
   });
 
   test(`${name}: the folder is small and its card holds the measured numbers`, () => {

@@ -1,5 +1,6 @@
 /* The wasm SIMD128 kernels against the scalar reference kernels on random inputs of awkward
- * sizes, so every vector tail runs. Built into a small wasm module (make build/test_kernels.wasm)
+ * sizes, so every vector tail runs; and every elementwise kernel, reference and SIMD, against its
+ * formula evaluated in double (which a constant wrong in both kernels cannot pass). Built into a small wasm module (make build/test_kernels.wasm)
  * and driven by tests/kernels.test.mjs: run_kernel_tests returns a report whose first line is
  * "checks N failures M". */
 #include "../../src/kernels/kernels.h"
@@ -208,6 +209,249 @@ static void test_elementwise(int n) {
     free(x); free(a); free(b);
 }
 
+/* ---------------------------------------------------------------- the formulas, in float64
+ * Comparing SIMD with reference cannot see a constant that is wrong in both (0.044715 changed to
+ * 0.0447 moves no test that compares one kernel with the other). So each elementwise kernel,
+ * reference and SIMD version alike, is checked here against its mathematical formula written
+ * out again in double over a dense range of inputs, tails and edge values included, to about
+ * 1e-6. The tolerances are what f32 arithmetic costs, with room to spare (the worst errors seen
+ * are noted beside each), and below what a changed constant moves. Measured on mutants:
+ * GELU's 0.044715 -> 0.0447 puts 2262 inputs out, the worst 5.2 times the tolerance (8e-6 at
+ * x = 1.56), in both kernels; erf's 1/sqrt(2) written 0.7071, 2.4 times; e^x's ln 2 split
+ * 0.693359375 -> 0.69336, 76 times; LayerNorm without eps or with the unbiased variance,
+ * 12 to 1e6 times. (A change smaller than f32's own noise stays invisible: e^x's degree-7
+ * coefficient adds at most 1.2e-7 of the result.) */
+
+/* got against want: |got - want| <= tol, the first few misses noted. */
+static void expect_formula(const char *what, const float *x, const float *got, const double *want,
+                           const double *tol, size_t n) {
+    checks++;
+    int missed = 0;
+    size_t worst = 0;
+    double worst_ratio = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double err = fabs((double)got[i] - want[i]);
+        if (!(err <= tol[i])) { /* NaN fails too */
+            if (!missed) failures++;
+            if (missed++ < 2)
+                note("%s: x %.9g: got %.9g, formula %.12g (error %.3g, tolerance %.3g)\n", what,
+                     (double)x[i], (double)got[i], want[i], err, tol[i]);
+            if (!(err <= worst_ratio * tol[i])) worst = i, worst_ratio = tol[i] > 0.0 ? err / tol[i] : INFINITY;
+        }
+    }
+    if (missed > 2)
+        note("%s: %d of %zu inputs out of tolerance, the worst %.3g times it (x %.9g: got %.9g, formula %.12g)\n",
+             what, missed, n, worst_ratio, (double)x[worst], (double)got[worst], want[worst]);
+}
+
+/* Inputs for the activations: every 1/512 over [-16, 16] (the range where they bend), then
+ * both tails out to +-1e4 in steps of 1%, then edge values: signed zeros, the smallest normal
+ * and subnormal floats, tiny and huge magnitudes (x^3 overflows f32 past 7e12). */
+static size_t activation_inputs(float *x, size_t cap) {
+    size_t n = 0;
+    for (int i = -16 * 512; i <= 16 * 512 && n < cap; i++) x[n++] = (float)i / 512.0f;
+    for (double t = 16.0; t < 1e4 && n + 2 <= cap; t *= 1.01) x[n++] = (float)t, x[n++] = (float)-t;
+    static const float edges[] = {0.0f, -0.0f, 1.17549435e-38f, -1.17549435e-38f, 1.4e-45f, -1.4e-45f,
+                                  1e-30f, -1e-30f, 1e-10f, -1e-10f, 1e-4f, -1e-4f, 1e10f, -1e10f,
+                                  1e30f, -1e30f, 3.4028235e38f, -3.4028235e38f};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges && n < cap; i++) x[n++] = edges[i];
+    return n;
+}
+
+#define ACT_CAP 20000
+static float act_x[ACT_CAP], act_got[ACT_CAP];
+static double act_want[ACT_CAP], act_tol[ACT_CAP];
+
+typedef void (*act_kernel)(float *x, int64_t n);
+
+/* One activation kernel over the inputs (at an odd offset and length, so that SIMD kernels run
+ * their scalar tails on some of them too). */
+static void check_activation(const char *what, act_kernel k, size_t n) {
+    for (size_t start = 0; start < 2; start++) {
+        memcpy(act_got, act_x, n * sizeof *act_got);
+        k(act_got + start, (int64_t)(n - start));
+        if (start) act_got[0] = act_x[0], k(act_got, 1);
+        expect_formula(what, act_x, act_got, act_want, act_tol, n);
+    }
+}
+
+static void test_activation_formulas(void) {
+    const size_t n = activation_inputs(act_x, ACT_CAP);
+    /* GELU: x times a factor in [0, 1], computed in f32: f32 rounds each of
+     * its half-dozen operations to 6e-8 of the value, tanhf / erff / the SIMD e^x are within
+     * 2 ulp, so the error stays below about 5e-7 * max(1, |x|); the floor of 1e-6 for |x| < 1
+     * covers 1 + tanh(u) losing its digits as tanh(u) nears -1. Seen: at most 0.1 of this
+     * tolerance (3.9e-7 at x = 4.05 for both tanh kernels, 4.2e-7 at x = 4.28 for erf). */
+    const double c = sqrt(2.0 / 3.14159265358979323846);
+    for (size_t i = 0; i < n; i++) {
+        const double v = act_x[i];
+        act_want[i] = 0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v)));
+        act_tol[i] = 1e-6 * fmax(1.0, fabs(v));
+    }
+    check_activation("gelu_tanh ref vs formula", lt_gelu_tanh_ref, n);
+    check_activation("gelu_tanh simd vs formula", lt_gelu_tanh_simd, n);
+    for (size_t i = 0; i < n; i++) {
+        const double v = act_x[i];
+        act_want[i] = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    }
+    check_activation("gelu_erf ref vs formula", lt_gelu_erf_ref, n); /* no SIMD version */
+    /* ReLU is exact; so is x + y, one f32 rounding of the exact sum (that double holds exactly) */
+    for (size_t i = 0; i < n; i++) act_want[i] = act_x[i] > 0.0f ? act_x[i] : 0.0, act_tol[i] = 0.0;
+    check_activation("relu ref vs formula", lt_relu_ref, n);
+    float *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        y[i] = act_x[n - 1 - i] * 0.75f;
+        act_want[i] = (double)(float)((double)act_x[i] + (double)y[i]);
+    }
+    memcpy(act_got, act_x, n * sizeof *act_got);
+    lt_add_ref(act_got, y, (int64_t)n);
+    expect_formula("add ref vs formula", act_x, act_got, act_want, act_tol, n);
+    free(y);
+}
+
+/* The SIMD e^x (static in wasm_simd.c), seen through softmax: in a row whose largest entry is 0,
+ * out[i] / out[0] = e^x[i] (both are products with the same 1 / sum, out[0] = 1 / sum exactly,
+ * so the product and the ratio add two roundings, 1.2e-7). Every 1/256 over [-87, 0], where e^x is a normal float
+ * (softmax subtracts the row's max, so its e^x never sees x > 0; GELU's e^2u does, and the GELU
+ * check covers it). Cephes' e^x is within 2 ulp (2.4e-7; seen: 1.4e-7 relative), expf within 1:
+ * tolerance 1e-6 relative. Rows hold 8 neighbouring points, so a row of deep negatives sums to 1
+ * and its products stay normal. Below e^x's range (x < -87.34, -inf) the SIMD kernel gives 0. */
+static void test_exp_formula(void) {
+    enum { ROW = 8, POINTS = 87 * 256 + 1 };
+    float *xs = malloc(POINTS * sizeof *xs), *got = malloc(POINTS * sizeof *got);
+    double *want = malloc(POINTS * sizeof *want), *tol = malloc(POINTS * sizeof *tol);
+    for (int p = 0; p < POINTS; p++) {
+        xs[p] = -(float)p / 256.0f;
+        want[p] = exp((double)xs[p]);
+        tol[p] = 1e-6 * want[p];
+    }
+    for (int version = 0; version < 2; version++) {
+        for (int p = 0; p < POINTS; p += ROW) {
+            const int m = 1 + (POINTS - p < ROW ? POINTS - p : ROW);
+            float row[ROW + 1] = {0.0f};
+            memcpy(row + 1, xs + p, (size_t)(m - 1) * sizeof *row);
+            if (version) lt_softmax_simd(row, m);
+            else lt_softmax_ref(row, m);
+            for (int i = 1; i < m; i++) got[p + i - 1] = row[i] / row[0];
+        }
+        expect_formula(version ? "e^x in softmax simd vs formula" : "e^x in softmax ref vs formula", xs, got, want,
+                       tol, POINTS);
+    }
+    free(xs); free(got); free(want); free(tol);
+    /* below the range: exactly 0, never a stray tiny value or NaN */
+    float under[] = {0.0f, -87.34f, -88.0f, -100.0f, -1e30f, -INFINITY, -3.4028235e38f};
+    lt_softmax_simd(under, 7);
+    checks++;
+    if (under[0] != 1.0f) failures++, note("softmax simd: [0, below e^x's range] gives %g for 0, not 1\n", (double)under[0]);
+    for (int i = 1; i < 7; i++)
+        if (under[i] != 0.0f) { failures++; note("softmax simd: e^x below its range is %g, not 0\n", (double)under[i]); break; }
+}
+
+/* Softmax rows against exp(x - max) / sum in double: the result is a probability, and an
+ * absolute 1e-6 is a relative one for the large entries that matter. f32 costs each entry its
+ * e^x rounding (2 ulp) plus the row sum's (a sum of at most 70 positive terms). Seen: 1.7e-7
+ * (reference), 1.1e-7 (SIMD). */
+static void test_softmax_formula(int n) {
+    float *x = malloc((size_t)n * sizeof *x), *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    double *want = malloc((size_t)n * sizeof *want), *tol = malloc((size_t)n * sizeof *tol);
+    for (int spread = 1; spread <= 100; spread *= 10) {
+        for (int i = 0; i < n; i++) x[i] = (i % 7 == 3 && n > 1) ? -INFINITY : frand() * (float)spread;
+        double max = -INFINITY, sum = 0.0;
+        for (int i = 0; i < n; i++) max = fmax(max, x[i]);
+        for (int i = 0; i < n; i++) sum += exp((double)x[i] - max);
+        for (int i = 0; i < n; i++) want[i] = exp((double)x[i] - max) / sum, tol[i] = 1e-6;
+        memcpy(a, x, (size_t)n * sizeof *a);
+        memcpy(b, x, (size_t)n * sizeof *b);
+        lt_softmax_ref(a, n);
+        lt_softmax_simd(b, n);
+        expect_formula("softmax ref vs formula", x, a, want, tol, (size_t)n);
+        expect_formula("softmax simd vs formula", x, b, want, tol, (size_t)n);
+    }
+    free(x); free(a); free(b); free(want); free(tol);
+}
+
+/* LayerNorm rows against (x - mean) / sqrt(var + eps) * w + b in double (biased variance, as
+ * PyTorch). Rows as a residual stream has them: a mean up to the spread, spreads from 1e-3
+ * (where eps = 1e-5 weighs) to 30, widths from 1 (var 0: the output is b) to GPT-2's 768.
+ * Tolerance 1e-6 of (1 + |x_hat * w| + |b|), the size of the terms, widened where f32 itself
+ * must lose more: by as much again per 256 of width (the running sums of the mean and variance
+ * round about sqrt(dim) times), and by |mean| / std where the row's mean is large against its
+ * spread (x and the mean are held to 6e-8 of their size, so x - mean loses digits: a short row
+ * of close values does this). Seen: at most 0.35 of the tolerance. Dropping eps moves the
+ * output by 1.5e-5 of it at spread 1 (far more below), the unbiased variance by 1 / (2 dim). */
+static void test_layernorm_formula(void) {
+    static const int dims[] = {1, 2, 3, 5, 31, 64, 128, 768};
+    static const float spreads[] = {1e-3f, 1e-2f, 1.0f, 30.0f};
+    const float eps = 1e-5f;
+    for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
+        const int dim = dims[di], rows = 3;
+        const size_t n = (size_t)rows * dim;
+        float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out), *inplace = malloc(n * sizeof *inplace);
+        float *w = rand_array((size_t)dim), *b = rand_array((size_t)dim);
+        double *want = malloc(n * sizeof *want), *tol = malloc(n * sizeof *tol);
+        for (int i = 0; i < dim; i++) w[i] = 1.0f + w[i];
+        for (size_t si = 0; si < sizeof spreads / sizeof *spreads; si++) {
+            const float spread = spreads[si];
+            for (int r = 0; r < rows; r++) {
+                const float mean = spread * frand();
+                for (int i = 0; i < dim; i++) x[(size_t)r * dim + i] = mean + spread * frand();
+            }
+            for (int r = 0; r < rows; r++) {
+                const float *xr = x + (size_t)r * dim;
+                double mean = 0.0, var = 0.0;
+                for (int i = 0; i < dim; i++) mean += xr[i];
+                mean /= dim;
+                for (int i = 0; i < dim; i++) var += (xr[i] - mean) * (xr[i] - mean);
+                var /= dim;
+                const double std = sqrt(var + (double)eps), cond = fmax(1.0, fabs(mean) / std);
+                for (int i = 0; i < dim; i++) {
+                    const double xw = (xr[i] - mean) / std * w[i];
+                    want[(size_t)r * dim + i] = xw + b[i];
+                    tol[(size_t)r * dim + i] = 1e-6 * (1.0 + dim / 256.0) * cond * (1.0 + fabs(xw) + fabs(b[i]));
+                }
+            }
+            lt_layernorm_ref(out, x, w, b, rows, dim, eps);
+            expect_formula("layernorm ref vs formula", x, out, want, tol, n);
+            memcpy(inplace, x, n * sizeof *x); /* in place, as the encoder-decoder calls it */
+            lt_layernorm_ref(inplace, inplace, w, b, rows, dim, eps);
+            expect_formula("layernorm ref in place vs formula", x, inplace, want, tol, n);
+        }
+        free(x); free(out); free(inplace); free(w); free(b); free(want); free(tol);
+    }
+}
+
+/* The 16-bit activation quantizer of the int8 matmul: per block of 32, the largest dequantized
+ * magnitude is the largest input's to rounding (2 roundings: 2.4e-7 of it), and every input is
+ * within half a step (max / 32767) of its dequantized value, plus 0.005 of a step: x * 32767 / max
+ * is up to 32767, where f32's spacing is 1/512, so its rounding (1/1024) and inv's (32767 times
+ * 6e-8) add up to 0.003 of a step (seen: 0.501 steps). A wrong divisor (32768) puts the largest
+ * input a whole step off. */
+static void test_q16_quantizer(int d_in) {
+    float *x = rand_array((size_t)d_in), xs[64];
+    int16_t *xq = malloc((size_t)d_in * sizeof *xq);
+    for (int i = 0; i < d_in; i++) x[i] *= (i / LT_Q8_BLOCK) % 3 == 1 ? 1e-3f : 40.0f;
+    for (int i = 0; i < LT_Q8_BLOCK && d_in >= 3 * LT_Q8_BLOCK; i++) x[2 * LT_Q8_BLOCK + i] = 0.0f; /* a zero block */
+    lt_q8_quantize_row(xq, xs, x, d_in);
+    checks++;
+    for (int b = 0; b < d_in / LT_Q8_BLOCK; b++) {
+        double max = 0.0, dmax = 0.0, worst = 0.0;
+        for (int i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
+            const double deq = (double)xq[i] * xs[b];
+            max = fmax(max, fabs(x[i]));
+            dmax = fmax(dmax, fabs(deq));
+            worst = fmax(worst, fabs(deq - x[i]));
+        }
+        const double step = max / 32767.0;
+        if (!(fabs(dmax - max) <= 1e-6 * max && worst <= 0.505 * step)) {
+            failures++;
+            note("q16 quantizer, block %d of %d: largest %.9g dequantized %.9g, worst error %.3g steps\n", b, d_in,
+                 max, dmax, step > 0 ? worst / step : worst);
+            break;
+        }
+    }
+    free(x); free(xq);
+}
+
 static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool causal, bool padded) {
     const int n_kv = q_offset + n_q, width = n_head * d_head;
     lt_attn_dims d = {.n_q = n_q, .n_kv = n_kv, .n_head = n_head, .d_head = d_head,
@@ -268,6 +512,11 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++) test_q8(ns[a], 32 * k, douts[c], c % 2 == 0);
     for (int n = 1; n <= 70; n += 3) test_elementwise(n);
+    test_activation_formulas();
+    test_exp_formula();
+    for (int n = 1; n <= 70; n += 3) test_softmax_formula(n);
+    test_layernorm_formula();
+    for (int k = 1; k <= 8; k++) test_q16_quantizer(32 * k);
     /* every half: the SIMD widening against the scalar definition */
     {
         uint16_t all[LT_PANEL];
