@@ -159,6 +159,15 @@ int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in
  * converted to f32. `pack`: a Conv1D weight [d_in, d_out], packed into column panels (for
  * lt_k_matmul_packed); else an [d_out, d_in] matrix (for lt_k_matmul_nt). */
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out);
+/* Mark `name` (or prefix + name) as known to the model though not read: buffers a checkpoint
+ * carries that the engine computes itself (GPT-2's causal mask). Absent is fine. */
+int32_t lt_loader_known(lt_loader *L, const char *name);
+/* Mark `name` as known when it holds exactly the bytes of `as` (an output matrix saved beside
+ * the embedding it is tied to); a different one stays unused, and so is refused. */
+int32_t lt_loader_same(lt_loader *L, const char *name, const char *as);
+/* After a family's loader ran: refuse the file if it holds tensors the model did not use,
+ * naming them, or with `allow` set *warning to a message saying so (the caller frees it). */
+int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, char **warning);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
 
@@ -205,6 +214,7 @@ struct lt_model {
     int32_t hook_logits;  /* the index of "logits" in hooks */
     int32_t max_layers;   /* capture slots per hook: max(n_layer, n_enc_layer) */
     char *description;    /* lt_model_describe's JSON */
+    char *warning;        /* what loading let pass (allow_unused), or NULL */
 };
 
 int32_t lt_gpt2_load(lt_model *m, const lt_json *config, const lt_st_file *st,

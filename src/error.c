@@ -22,6 +22,16 @@ int32_t lt_fail(int32_t code, const char *fmt, ...) {
 const char *lt_last_error(void) { return last_message; }
 int32_t lt_last_error_code(void) { return last_code; }
 
+lt_size_text lt_bytes(double n) {
+    lt_size_text t;
+    if (!(n >= 0)) snprintf(t.text, sizeof t.text, "? bytes");
+    else if (n < 999.5) snprintf(t.text, sizeof t.text, "%.0f byte%s", n, n >= 0.5 && n < 1.5 ? "" : "s");
+    else if (n < 999.95e3) snprintf(t.text, sizeof t.text, "%.1f KB", n / 1e3);
+    else if (n < 999.95e6) snprintf(t.text, sizeof t.text, "%.1f MB", n / 1e6);
+    else snprintf(t.text, sizeof t.text, "%.2f GB", n / 1e9);
+    return t;
+}
+
 bool lt_mul_size(size_t a, size_t b, size_t *out) {
     if (a != 0 && b > SIZE_MAX / a) return false;
     *out = a * b;

@@ -19,6 +19,13 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
     else if (lt_json_get(cfg, "n_ctx")) st = lt_cfg_int(cfg, "n_ctx", -1, &m->n_ctx);
     else return lt_fail(LT_ERR_FORMAT, "config.json: missing \"n_positions\" (or \"n_ctx\")");
     if (st) return st;
+    int32_t n_ctx_old; /* older GPT-2 configs carry both; they must agree */
+    if (lt_json_get(cfg, "n_positions") && lt_json_get(cfg, "n_ctx")) {
+        if ((st = lt_cfg_int(cfg, "n_ctx", -1, &n_ctx_old))) return st;
+        if (n_ctx_old != m->n_ctx)
+            return lt_fail(LT_ERR_FORMAT, "config.json: \"n_positions\" (%d) and \"n_ctx\" (%d) disagree",
+                           m->n_ctx, n_ctx_old);
+    }
     if (m->d_model % m->n_head)
         return lt_fail(LT_ERR_FORMAT, "config.json: n_embd (%d) is not a multiple of n_head (%d)",
                        m->d_model, m->n_head);
@@ -45,14 +52,14 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
                        "config.json: activation_function \"%.40s\" is not supported (gelu_new, "
                        "gelu or relu)", a);
     }
-    const lt_json *tie = lt_json_get(cfg, "tie_word_embeddings");
-    m->tied = !(tie && tie->type == LT_JSON_BOOL && !tie->boolean);
     /* options of Hugging Face's GPT2Config that change the maths: refuse rather than run wrong */
-    const lt_json *o = lt_json_get(cfg, "scale_attn_weights");
-    if (o && o->type == LT_JSON_BOOL && !o->boolean)
-        return lt_fail(LT_ERR_UNSUPPORTED, "config.json: scale_attn_weights=false is not supported");
-    o = lt_json_get(cfg, "scale_attn_by_inverse_layer_idx");
-    if (o && o->type == LT_JSON_BOOL && o->boolean)
+    bool scaled, by_layer;
+    if ((st = lt_cfg_bool(cfg, "tie_word_embeddings", true, &m->tied)) ||
+        (st = lt_cfg_bool(cfg, "scale_attn_weights", true, &scaled)) ||
+        (st = lt_cfg_bool(cfg, "scale_attn_by_inverse_layer_idx", false, &by_layer)))
+        return st;
+    if (!scaled) return lt_fail(LT_ERR_UNSUPPORTED, "config.json: scale_attn_weights=false is not supported");
+    if (by_layer)
         return lt_fail(LT_ERR_UNSUPPORTED,
                        "config.json: scale_attn_by_inverse_layer_idx=true is not supported");
     return LT_OK;
@@ -105,8 +112,15 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
                               : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
             if (rc) return rc;
         }
+        /* the causal mask Hugging Face's GPT2Attention kept as buffers: lantern masks by itself */
+        char name[96];
+        snprintf(name, sizeof name, "h.%d.attn.bias", (int)l);
+        if ((rc = lt_loader_known(L, name))) return rc;
+        snprintf(name, sizeof name, "h.%d.attn.masked_bias", (int)l);
+        if ((rc = lt_loader_known(L, name))) return rc;
     }
-    return LT_OK;
+    /* a tied output matrix saved anyway must be the embedding itself */
+    return m->tied ? lt_loader_same(L, "lm_head.weight", "wte.weight") : LT_OK;
 }
 
 int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
@@ -131,9 +145,9 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     const double estimate = (q8 ? 1.2 : keep16 ? 2.0 : 4.0) * floats;
     if (estimate > (double)params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "model too large: its weights need %.2f GB in %s, more than the %.2f GB "
-                       "allowed", estimate / 1e9, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
-                       (double)params->max_weight_bytes / 1e9);
+                       "model too large: its weights need %s in %s, more than the %s allowed",
+                       lt_bytes(estimate).text, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
+                       lt_bytes((double)params->max_weight_bytes).text);
     if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_INT8)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
     size_t n_params;
@@ -150,14 +164,14 @@ int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
         !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
     if (m->weight_bytes > params->max_weight_bytes)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %.2f GB, more than the %.2f GB allowed",
-                       (double)m->weight_bytes / 1e9, (double)params->max_weight_bytes / 1e9);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
+                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)params->max_weight_bytes).text);
     m->arena = malloc(bytes ? bytes : 1);
     m->arena16 = malloc(bytes16 ? bytes16 : 1);
     m->arena8 = malloc(L.count8 ? L.count8 : 1);
     if (!m->arena || !m->arena16 || !m->arena8)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
-                       (double)m->weight_bytes / 1e9);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
+                       lt_bytes((double)m->weight_bytes).text);
     lt_loader W = {.st = st, .next = m->arena, .prefix = "transformer.", .keep16 = keep16, .next16 = m->arena16,
                    .q8 = q8, .next8 = m->arena8};
     if ((rc = take_all(m, &W))) return rc;

@@ -20,6 +20,11 @@ int32_t lt_fail(int32_t code, const char *fmt, ...)
 bool lt_mul_size(size_t a, size_t b, size_t *out);
 bool lt_add_size(size_t a, size_t b, size_t *out);
 
+/* A size for messages in the unit that shows it: "1 byte", "512 bytes", "1.5 KB", "12.3 MB",
+ * "1.20 GB" (powers of 1000). Use as lt_bytes(n).text within one expression. */
+typedef struct lt_size_text { char text[32]; } lt_size_text;
+lt_size_text lt_bytes(double bytes);
+
 /* ---------------------------------------------------------------- JSON */
 
 typedef enum { LT_JSON_NULL, LT_JSON_BOOL, LT_JSON_NUMBER, LT_JSON_STRING, LT_JSON_ARRAY,
@@ -34,10 +39,13 @@ struct lt_json {
     size_t string_len;
     size_t n;       /* number of items (array) or members (object) */
     lt_json *items; /* [n] values */
-    char **keys;    /* [n] member names (object only) */
+    char **keys;    /* [n] member names (object only), NUL-terminated */
+    size_t *key_lens; /* [n] their lengths in bytes (a name may hold NUL through \\u0000) */
 };
 
-/* Parse a whole JSON text. `what` names the file in error messages ("config.json").
+/* Parse a whole JSON text. `what` names the file in error messages ("config.json"). An object
+ * with the same member name twice is refused: JSON readers disagree on which one wins (Python
+ * keeps the last, some C readers the first), so a file that relies on either means two things.
  * Returns LT_OK or LT_ERR_FORMAT / LT_ERR_OUT_OF_MEMORY. */
 int32_t lt_json_parse(const char *text, size_t len, const char *what, lt_json **out);
 void lt_json_free(lt_json *value);
@@ -63,11 +71,14 @@ typedef struct lt_st_tensor {
 
 typedef struct lt_st_file {
     lt_json *header;
-    lt_st_tensor *tensors; /* [n] */
+    lt_st_tensor *tensors; /* [n] in the header's order */
+    lt_st_tensor **by_name; /* [n] sorted by name, for lt_st_find */
+    bool *used;            /* [n] set by the model's loader for each tensor it reads or knows */
     size_t n;
 } lt_st_file;
 
-/* Parse and validate a safetensors file held in memory; tensors point into `bytes`.
+/* Parse and validate a safetensors file held in memory; tensors point into `bytes`. Names must
+ * be unique and free of control characters (a NUL would make two names print alike).
  * Returns LT_OK or LT_ERR_FORMAT / LT_ERR_OUT_OF_MEMORY. */
 int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out);
 void lt_st_free(lt_st_file *file);

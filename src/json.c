@@ -208,8 +208,53 @@ static int32_t grow(parser *p, lt_json *v, size_t *cap, bool with_keys) {
         char **keys = realloc(v->keys, ncap * sizeof *keys);
         if (!keys) return poom(p);
         v->keys = keys;
+        size_t *lens = realloc(v->key_lens, ncap * sizeof *lens);
+        if (!lens) return poom(p);
+        v->key_lens = lens;
     }
     *cap = ncap;
+    return LT_OK;
+}
+
+static bool same_key(const lt_json *v, size_t i, size_t j) {
+    return v->key_lens[i] == v->key_lens[j] && memcmp(v->keys[i], v->keys[j], v->key_lens[i]) == 0;
+}
+
+static int32_t duplicate(parser *p, const lt_json *v, size_t i) {
+    if (p->status == LT_OK)
+        p->status = lt_fail(LT_ERR_FORMAT,
+                            "%s: the key \"%.80s\" appears twice in one object (the object ends at byte "
+                            "%zu); JSON readers disagree on which value wins, so lantern refuses it",
+                            p->what, v->keys[i], p->pos);
+    return p->status;
+}
+
+/* Refuse an object whose member names repeat: pairwise for small objects, else through an
+ * open-addressing table of member indices, so a header of a million names stays linear. */
+static int32_t check_unique_keys(parser *p, const lt_json *v) {
+    if (v->n <= 16) {
+        for (size_t i = 1; i < v->n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (same_key(v, i, j)) return duplicate(p, v, i);
+        return LT_OK;
+    }
+    size_t cap = 32;
+    while (cap < 2 * v->n) cap *= 2;
+    size_t *slot = malloc(cap * sizeof *slot);
+    if (!slot) return poom(p);
+    for (size_t k = 0; k < cap; k++) slot[k] = SIZE_MAX;
+    for (size_t i = 0; i < v->n; i++) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a */
+        for (size_t b = 0; b < v->key_lens[i]; b++) h = (h ^ (unsigned char)v->keys[i][b]) * 1099511628211ull;
+        size_t k = (size_t)h & (cap - 1);
+        for (; slot[k] != SIZE_MAX; k = (k + 1) & (cap - 1))
+            if (same_key(v, i, slot[k])) {
+                free(slot);
+                return duplicate(p, v, i);
+            }
+        slot[k] = i;
+    }
+    free(slot);
     return LT_OK;
 }
 
@@ -225,8 +270,7 @@ static int32_t parse_container(parser *p, lt_json *v, int depth, bool object) {
         if (object) {
             skip_ws(p);
             if (p->pos >= p->len || p->s[p->pos] != '"') return perr(p, "expected a member name");
-            size_t klen;
-            if (parse_string(p, &v->keys[v->n], &klen)) return p->status;
+            if (parse_string(p, &v->keys[v->n], &v->key_lens[v->n])) return p->status;
             skip_ws(p);
             if (p->pos >= p->len || p->s[p->pos] != ':') {
                 free(v->keys[v->n]);
@@ -241,7 +285,7 @@ static int32_t parse_container(parser *p, lt_json *v, int depth, bool object) {
         skip_ws(p);
         if (p->pos >= p->len) return perr(p, object ? "unterminated object" : "unterminated array");
         char c = p->s[p->pos++];
-        if (c == close) return LT_OK;
+        if (c == close) return object ? check_unique_keys(p, v) : LT_OK;
         if (c != ',') return perr(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
     }
 }
@@ -273,6 +317,7 @@ static void free_children(lt_json *v) {
     }
     free(v->items);
     free(v->keys);
+    free(v->key_lens);
     free(v->string);
 }
 
@@ -304,7 +349,8 @@ int32_t lt_json_parse(const char *text, size_t len, const char *what, lt_json **
 
 const lt_json *lt_json_get(const lt_json *o, const char *key) {
     if (!o || o->type != LT_JSON_OBJECT) return NULL;
+    const size_t len = strlen(key);
     for (size_t i = 0; i < o->n; i++)
-        if (strcmp(o->keys[i], key) == 0) return &o->items[i];
+        if (o->key_lens[i] == len && memcmp(o->keys[i], key, len) == 0) return &o->items[i];
     return NULL;
 }

@@ -102,6 +102,10 @@ typedef struct lt_model_params {
      * hosts). */
     uint64_t max_weight_bytes;
     int32_t precision; /* an lt_precision */
+    /* Load a file that holds tensors the model does not use (they are listed in the
+     * description's "warnings"); by default such a file is refused, since it usually means a
+     * config.json that does not match its checkpoint. */
+    int32_t allow_unused; /* 0 or 1 */
 } lt_model_params;
 
 lt_model_params lt_model_default_params(void);
@@ -111,9 +115,13 @@ lt_model_params lt_model_default_params(void);
  * caller may free them once this returns.
  * Returns LT_OK and sets *out, or:
  *   LT_ERR_INVALID_ARGUMENT  a NULL pointer;
- *   LT_ERR_FORMAT            malformed JSON or safetensors, a missing tensor, a shape or dtype
- *                            that does not match the config, offsets outside the data or
- *                            overlapping, NaN or infinite weights;
+ *   LT_ERR_FORMAT            malformed JSON or safetensors, a repeated JSON key, a missing
+ *                            tensor, a tensor the model does not use (unless allow_unused), a
+ *                            tensor both with and without the "transformer." prefix, a tensor
+ *                            name with a control character, a shape or dtype that does not
+ *                            match the config, a config value of the wrong type (booleans must
+ *                            be true or false), offsets outside the data or overlapping, NaN or
+ *                            infinite weights;
  *   LT_ERR_UNSUPPORTED       a model type or activation function lantern does not run;
  *   LT_ERR_OUT_OF_MEMORY     the weights exceed max_weight_bytes or memory ran out. */
 int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t *safetensors,
@@ -128,7 +136,8 @@ int32_t lt_model_n_layer(const lt_model *model);
 /* A JSON object describing the model: family ("gpt2" or "transformer"), n_layer, n_head,
  * d_model, d_head, d_mlp, n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings,
  * n_params, weight_bytes (the weights' bytes in engine memory), weights_in_memory ("F32", "F16",
- * "BF16" or "mixed"), model_tensors (the names lt_model_tensor knows); encoder-decoder models add
+ * "BF16" or "mixed"), model_tensors (the names lt_model_tensor knows), warnings (what loading let
+ * pass: the unused tensors allow_unused ignored); encoder-decoder models add
  * n_encoder_layers, n_decoder_layers (= n_layer), n_src_vocab, norm ("post" or "pre"),
  * final_norm, positions, shared_embeddings, embed_scale and pad/bos/eos_token_id (-1 if none).
  * n_vocab is the target vocabulary, n_ctx the maximum source and target length. Owned by the
@@ -238,7 +247,7 @@ const char *lt_session_list_tensors(lt_session *session);
 
 typedef struct lt_sampling_params {
     float temperature; /* >= 0; 0 means greedy (all probability on the argmax) */
-    int32_t top_k;     /* keep the k most likely tokens; <= 0 keeps all */
+    int32_t top_k;     /* keep the k most likely tokens; 0 keeps all (negative is an error) */
     float top_p;       /* keep the smallest set reaching this much probability; in (0, 1] */
 } lt_sampling_params;
 
@@ -246,7 +255,7 @@ lt_sampling_params lt_sampling_default_params(void); /* temperature 1, top_k 0, 
 
 /* The distribution the sampler draws from: softmax(logits / temperature), restricted by top-k
  * and top-p and renormalised, written to probs [n_vocab]. Ties keep the lower token id.
- * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (NaN or negative temperature, top_p outside (0, 1]),
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (NaN or negative temperature, top_k < 0, top_p outside (0, 1]),
  * or LT_ERR_STATE (no logits yet). */
 int32_t lt_session_probs(lt_session *session, lt_sampling_params params, float *probs);
 

@@ -44,15 +44,30 @@ int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *ou
     return LT_OK;
 }
 
-/* The tensor `name` (or, failing that, prefix + name), checked against `shape`. */
+/* The tensor `name` or prefix + name (refused when the file holds both: which one the model means
+ * cannot be told), or NULL. Marks it used. */
+static int32_t lookup(lt_loader *L, const char *name, const lt_st_tensor **out) {
+    const lt_st_tensor *t = lt_st_find(L->st, name), *alt = NULL;
+    char prefixed[160];
+    if (L->prefix) {
+        snprintf(prefixed, sizeof prefixed, "%s%s", L->prefix, name);
+        alt = lt_st_find(L->st, prefixed);
+    }
+    if (t && alt)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: both '%s' and '%s' are present, and lantern cannot tell "
+                       "which one the model means: keep one", name, prefixed);
+    *out = t ? t : alt;
+    if (*out) L->st->used[*out - L->st->tensors] = true;
+    return LT_OK;
+}
+
+/* The tensor `name` (see lookup), checked against `shape`. */
 static int32_t find(lt_loader *L, const char *name, int32_t rank, const size_t shape[2],
                     const lt_st_tensor **out) {
-    const lt_st_tensor *t = lt_st_find(L->st, name);
-    if (!t && L->prefix) {
-        char prefixed[160];
-        snprintf(prefixed, sizeof prefixed, "%s%s", L->prefix, name);
-        t = lt_st_find(L->st, prefixed);
-    }
+    const lt_st_tensor *t;
+    int32_t rc = lookup(L, name, &t);
+    if (rc) return rc;
     if (!t) return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor '%s'", name);
     if (t->dtype == LT_DT_OTHER)
         return lt_fail(LT_ERR_FORMAT,
@@ -74,6 +89,58 @@ static int32_t find(lt_loader *L, const char *name, int32_t rank, const size_t s
                        t->name, got, shape[0]);
     }
     *out = t;
+    return LT_OK;
+}
+
+int32_t lt_loader_known(lt_loader *L, const char *name) {
+    const lt_st_tensor *t;
+    return lookup(L, name, &t);
+}
+
+int32_t lt_loader_same(lt_loader *L, const char *name, const char *as) {
+    const lt_st_tensor *t, *u;
+    int32_t rc = lookup(L, name, &t);
+    if (rc || !t) return rc;
+    L->st->used[t - L->st->tensors] = false;
+    if ((rc = lookup(L, as, &u)) || !u) return rc;
+    bool same = t->dtype == u->dtype && t->nbytes == u->nbytes && t->rank == u->rank &&
+                memcmp(t->shape, u->shape, sizeof t->shape) == 0 && memcmp(t->data, u->data, t->nbytes) == 0;
+    if (same) L->st->used[t - L->st->tensors] = true;
+    return LT_OK;
+}
+
+int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, char **warning) {
+    *warning = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n; i++) n += !st->used[i];
+    if (!n) return LT_OK;
+    lt_buf b = {0};
+    size_t shown = 0;
+    for (size_t i = 0; i < st->n && shown < 6; i++)
+        if (!st->used[i]) lt_buf_printf(&b, "%s'%.60s'", shown++ ? ", " : "", st->tensors[i].name);
+    if (n > shown) lt_buf_printf(&b, " and %zu more", n - shown);
+    if (b.failed) {
+        lt_buf_free(&b);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (!allow) {
+        int32_t rc = lt_fail(LT_ERR_FORMAT,
+                             "model.safetensors: %zu tensor%s not used by the model config.json "
+                             "describes: %s. A config that does not match its checkpoint (n_layer? "
+                             "tie_word_embeddings?) runs another model; fix it, or load with "
+                             "allowUnused to ignore them", n, n == 1 ? " is" : "s are", b.data);
+        lt_buf_free(&b);
+        return rc;
+    }
+    lt_buf w = {0};
+    lt_buf_printf(&w, "%zu tensor%s in model.safetensors %s not used and %s ignored (allowUnused): %s", n,
+                  n == 1 ? "" : "s", n == 1 ? "is" : "are", n == 1 ? "was" : "were", b.data);
+    lt_buf_free(&b);
+    if (w.failed) {
+        lt_buf_free(&w);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    *warning = w.data;
     return LT_OK;
 }
 

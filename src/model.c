@@ -33,6 +33,13 @@ static const char *in_memory(const lt_model *m) {
     return seen;
 }
 
+/* The members both families' descriptions end with, and the closing brace. */
+static void finish_description(const lt_model *m, lt_buf *b) {
+    lt_buf_printf(b, ",\"warnings\":[");
+    if (m->warning) lt_buf_json_string(b, m->warning);
+    lt_buf_printf(b, "]}");
+}
+
 static char *describe(const lt_model *m) {
     lt_buf b = {0};
     if (m->family == LT_FAMILY_TRANSFORMER) {
@@ -44,13 +51,14 @@ static char *describe(const lt_model *m) {
                       "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
                       "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
                       "\"weight_bytes\":%zu,\"weights_in_memory\":\"F32\","
-                      "\"model_tensors\":[\"encoder.W_pos\",\"decoder.W_pos\"]}",
+                      "\"model_tensors\":[\"encoder.W_pos\",\"decoder.W_pos\"]",
                       m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
                       m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
                       m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
                       m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
                       m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
                       m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes);
+        finish_description(m, &b);
         if (b.failed) { lt_buf_free(&b); return NULL; }
         return b.data;
     }
@@ -59,10 +67,11 @@ static char *describe(const lt_model *m) {
                   "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
                   "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
                   "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\","
-                  "\"model_tensors\":[\"W_pos\"]}",
+                  "\"model_tensors\":[\"W_pos\"]",
                   m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
                   m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
                   m->n_params, m->weight_bytes, in_memory(m));
+    finish_description(m, &b);
     if (b.failed) { lt_buf_free(&b); return NULL; }
     return b.data;
 }
@@ -98,6 +107,7 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     rc = m->family == LT_FAMILY_GPT2 ? lt_gpt2_load(m, cfg, &st, &params)
                                      : lt_transformer_load(m, cfg, &st, &params);
     if (rc) goto done;
+    if ((rc = lt_loader_check_unused(&st, params.allow_unused != 0, &m->warning))) goto done;
     for (int32_t h = 0; h < m->n_hooks; h++) {
         const lt_hook_def *d = &m->hooks[h];
         m->hook_layers[h] = !m->hook_present[h]     ? 0
@@ -122,6 +132,7 @@ void lt_model_free(lt_model *m) {
     free(m->enc);
     free(m->dec);
     free(m->description);
+    free(m->warning);
     free(m);
 }
 

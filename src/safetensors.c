@@ -96,6 +96,45 @@ static int32_t parse_entry(lt_st_tensor *t, const char *name, const lt_json *e,
     return LT_OK;
 }
 
+/* The header's name for entry i, refused if it holds a control character: names are printed in
+ * messages and compared as C strings, so "wte.weight\u0000x" must not pass for "wte.weight". */
+static int32_t check_name(const lt_json *h, size_t i) {
+    for (size_t b = 0; b < h->key_lens[i]; b++) {
+        const unsigned char c = (unsigned char)h->keys[i][b];
+        if (c < 0x20 || c == 0x7f)
+            return lt_fail(LT_ERR_FORMAT,
+                           "model.safetensors: the tensor name \"%.80s\" holds a control character "
+                           "(0x%02x at byte %zu)", h->keys[i], c, b);
+    }
+    return LT_OK;
+}
+
+/* No checkpoint lantern could run lists this many tensors in one file (GPT-2 XL has 580, a
+ * 70B Llama 723); a header that does is refused before its JSON is built into a tree, which
+ * for a million entries would take seconds and over a gigabyte. */
+#define LT_ST_MAX_TENSORS 65536
+
+/* An upper bound on the entries of the header's top-level object, from one pass over its bytes
+ * (commas at depth one, outside strings), so a hostile header is refused in milliseconds. */
+static size_t count_entries(const char *s, size_t len) {
+    size_t commas = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char c = s[i];
+        if (c == '"') {
+            for (i++; i < len && s[i] != '"'; i++)
+                if (s[i] == '\\') i++;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == ',' && depth == 1) {
+            commas++;
+        }
+    }
+    return commas + 1;
+}
+
 int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
     memset(out, 0, sizeof *out);
     if (!bytes) return lt_fail(LT_ERR_INVALID_ARGUMENT, "model.safetensors: no data");
@@ -109,6 +148,11 @@ int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
                        "model.safetensors: header length %llu is past the end of the %zu-byte "
                        "file (truncated, or not a safetensors file)",
                        (unsigned long long)hlen, len);
+    const size_t entries = count_entries((const char *)bytes + 8, (size_t)hlen);
+    if (entries > LT_ST_MAX_TENSORS + 1) /* + 1: __metadata__ */
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: the header lists about %zu entries; lantern reads at most "
+                       "%d tensors from one file", entries, LT_ST_MAX_TENSORS);
     int32_t st = lt_json_parse((const char *)bytes + 8, (size_t)hlen, "model.safetensors header",
                                &out->header);
     if (st) return st;
@@ -119,28 +163,26 @@ int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
     }
     const uint8_t *data = bytes + 8 + hlen;
     size_t data_len = len - 8 - (size_t)hlen;
-    out->tensors = calloc(h->n ? h->n : 1, sizeof *out->tensors);
-    lt_st_tensor **order = calloc(h->n ? h->n : 1, sizeof *order);
-    if (!out->tensors || !order) {
+    const size_t cap = h->n ? h->n : 1;
+    out->tensors = calloc(cap, sizeof *out->tensors);
+    out->by_name = calloc(cap, sizeof *out->by_name);
+    out->used = calloc(cap, sizeof *out->used);
+    lt_st_tensor **order = calloc(cap, sizeof *order);
+    if (!out->tensors || !out->by_name || !out->used || !order) {
         free(order);
         lt_st_free(out);
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model.safetensors: out of memory");
     }
     for (size_t i = 0; i < h->n; i++) {
-        if (strcmp(h->keys[i], "__metadata__") == 0) continue;
+        if (h->key_lens[i] == 12 && memcmp(h->keys[i], "__metadata__", 12) == 0) continue;
         lt_st_tensor *t = &out->tensors[out->n];
-        st = parse_entry(t, h->keys[i], &h->items[i], data, data_len);
-        if (st) goto fail;
-        order[out->n++] = t;
-    }
-    /* names must be unique and data regions disjoint */
-    qsort(order, out->n, sizeof *order, cmp_by_name);
-    for (size_t i = 1; i < out->n; i++)
-        if (strcmp(order[i - 1]->name, order[i]->name) == 0) {
-            st = lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' appears twice",
-                         order[i]->name);
+        if ((st = check_name(h, i)) || (st = parse_entry(t, h->keys[i], &h->items[i], data, data_len)))
             goto fail;
-        }
+        order[out->n] = out->by_name[out->n] = t;
+        out->n++;
+    }
+    /* names are unique (the JSON parser refuses repeated keys); data regions must be disjoint */
+    qsort(out->by_name, out->n, sizeof *out->by_name, cmp_by_name);
     qsort(order, out->n, sizeof *order, cmp_by_offset);
     for (size_t i = 1; i < out->n; i++)
         if (order[i]->data < order[i - 1]->data + order[i - 1]->nbytes) {
@@ -159,13 +201,18 @@ fail:
 void lt_st_free(lt_st_file *f) {
     lt_json_free(f->header);
     free(f->tensors);
+    free(f->by_name);
+    free(f->used);
     memset(f, 0, sizeof *f);
 }
 
+static int cmp_name_key(const void *key, const void *elem) {
+    return strcmp((const char *)key, (*(const lt_st_tensor *const *)elem)->name);
+}
+
 const lt_st_tensor *lt_st_find(const lt_st_file *f, const char *name) {
-    for (size_t i = 0; i < f->n; i++)
-        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
-    return NULL;
+    lt_st_tensor *const *t = f->n ? bsearch(name, f->by_name, f->n, sizeof *f->by_name, cmp_name_key) : NULL;
+    return t ? *t : NULL;
 }
 
 void lt_st_to_f32(float *dst, const lt_st_tensor *t) {

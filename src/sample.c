@@ -36,6 +36,8 @@ int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT,
                        "temperature must be a finite number >= 0 (0 is greedy), not %g",
                        (double)sp.temperature);
+    if (sp.top_k < 0)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "top_k must be >= 0 (0 keeps every token), not %d", (int)sp.top_k);
     if (!(sp.top_p > 0.0f && sp.top_p <= 1.0f))
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "top_p must be in (0, 1], not %g", (double)sp.top_p);
     if (!s->n_past)

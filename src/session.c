@@ -70,8 +70,8 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
     }
     if (!ok) {
         lt_session_free(s);
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: a session needs %.1f MB of KV cache",
-                       2.0 * (double)cache / 1e6);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: a session needs %s of KV cache",
+                       lt_bytes(2.0 * (double)cache).text);
     }
     *out = s;
     return LT_OK;
@@ -193,8 +193,8 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
             return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: activations too large");
         float *block = malloc(total);
         if (!block)
-            return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: %d positions need %.1f MB of activations",
-                           n, (double)total / 1e6);
+            return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: %d positions need %s of activations",
+                           n, lt_bytes((double)total).text);
         free(s->scratch);
         s->scratch = block;
         s->scratch_rows = n;
@@ -227,9 +227,9 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
     }
     if (total > s->params.max_capture_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "capturing these tensors for %d positions needs %.1f MB, more than the "
-                       "session's limit of %.1f MB: capture fewer tensors or fewer positions",
-                       n, (double)total / 1e6, (double)s->params.max_capture_bytes / 1e6);
+                       "capturing these tensors for %d positions needs %s, more than the "
+                       "session's limit of %s: capture fewer tensors or fewer positions",
+                       n, lt_bytes((double)total).text, lt_bytes((double)s->params.max_capture_bytes).text);
     if (keep_final && n > s->final_cap) {
         float *p = realloc(s->final_rows, (size_t)n * (size_t)m->d_model * sizeof(float));
         if (!p) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory for captured tensors");

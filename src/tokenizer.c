@@ -332,7 +332,7 @@ static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *wha
             return lt_fail(LT_ERR_FORMAT, "%s: id %d is given to two tokens (\"%.40s\" and another)", what,
                            (int)id, vocab->keys[i]);
         const char *key = vocab->keys[i];
-        size_t klen = strlen(key);
+        size_t klen = vocab->key_lens[i];
         if (klen == 0) return lt_fail(LT_ERR_FORMAT, "%s: the empty string is not a token", what);
         t->token[id] = token_from_string(key, klen, t->kind == KIND_BPE, &t->token_len[id]);
         if (!t->token[id]) return tok_fail_oom();

@@ -143,6 +143,11 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
     m->tgt_embed = m->src_embed;
     if (!m->shared_embed && (rc = lt_take(L, "tgt_embed.weight", (size_t)m->n_vocab, d, &m->tgt_embed)))
         return rc;
+    /* tied matrices PyTorch saved under both names must hold the same values */
+    if (m->shared_embed && (rc = lt_loader_same(L, "tgt_embed.weight", "src_embed.weight"))) return rc;
+    if (m->tied && (rc = lt_loader_same(L, "generator.weight", m->shared_embed ? "src_embed.weight"
+                                                                               : "tgt_embed.weight")))
+        return rc;
     if (m->sinusoidal) {
         m->src_pos = m->tgt_pos = lt_loader_alloc(L, ctx * d);
         if (m->src_pos) fill_sinusoids(m->src_pos, m->n_ctx, m->d_model);
@@ -201,8 +206,8 @@ int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *s
                (double)(m->n_src_vocab + m->n_vocab) * dd + 2.0 * m->n_vocab + 2.0 * m->n_ctx * dd + 4 * dd);
     if (estimate > (double)params->max_weight_bytes)
         return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "model too large: its weights need %.2f GB in f32, more than the %.2f GB allowed",
-                       estimate / 1e9, (double)params->max_weight_bytes / 1e9);
+                       "model too large: its weights need %s in f32, more than the %s allowed",
+                       lt_bytes(estimate).text, lt_bytes((double)params->max_weight_bytes).text);
     m->enc = calloc((size_t)m->n_enc_layer, sizeof *m->enc);
     m->dec = calloc((size_t)m->n_layer, sizeof *m->dec);
     if (!m->enc || !m->dec) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -212,8 +217,8 @@ int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *s
     if (!lt_mul_size(L.count, sizeof(float), &bytes))
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
     m->arena = malloc(bytes ? bytes : 1);
-    if (!m->arena) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %.2f GB",
-                                  (double)bytes / 1e9);
+    if (!m->arena) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
+                                  lt_bytes((double)bytes).text);
     m->weight_bytes = bytes;
     lt_loader W = {.st = st, .next = m->arena};
     if ((rc = take_all(m, &W))) return rc;

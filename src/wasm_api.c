@@ -8,10 +8,13 @@
 #define EXPORT __attribute__((used, visibility("default")))
 
 EXPORT lt_model *ltw_model_load(const char *config, uint32_t config_len, const uint8_t *weights,
-                                uint32_t weights_len, double max_weight_bytes, int32_t precision) {
+                                uint32_t weights_len, double max_weight_bytes, int32_t precision,
+                                int32_t allow_unused) {
+    /* lantern.js checks that sizes are whole numbers >= 0, below 2^53 */
     lt_model_params p = lt_model_default_params();
     p.max_weight_bytes = max_weight_bytes > 0 ? (uint64_t)max_weight_bytes : 0;
     p.precision = precision;
+    p.allow_unused = allow_unused;
     lt_model *m = NULL;
     lt_model_load(config, config_len, weights, weights_len, p, &m);
     return m;

@@ -138,7 +138,7 @@ test('bad or unsupported config values', () => {
 test('a model too large for memory is refused before anything large is allocated', () => {
   assertLoadFails(withConfig({ n_embd: 16384, n_head: 128, n_layer: 48 }), /model too large: its weights need [\d.]+ GB/);
   assertLoadFails(withConfig({ n_embd: 16777215, n_layer: 16777216, vocab_size: 16777216 }), /model too large: its weights need [\d.]+ GB/);
-  assert.throws(() => L.loadModel({ ...fixture, maxWeightBytes: 1000 }), /more than the 0\.00 GB allowed/);
+  assert.throws(() => L.loadModel({ ...fixture, maxWeightBytes: 1000 }), /its weights need 80\.2 KB in f32, more than the 1\.0 KB allowed/);
   assertStillWorks();
 });
 
@@ -186,7 +186,7 @@ test('bad token ids, a too-long prompt, bad sampling settings: the session stays
 test('captures beyond the session limit are refused before the pass runs', () => {
   const model = L.loadModel(fixture);
   const s = model.createSession({ capture: '*', maxCaptureBytes: 20000 });
-  assert.throws(() => s.forward(golden.prompt), /needs [\d.]+ MB, more than the session's limit of 0\.0 MB/);
+  assert.throws(() => s.forward(golden.prompt), /needs 53\.2 KB, more than the session's limit of 20\.0 KB/);
   assert.equal(s.length, 0);
   s.forward(golden.prompt.slice(0, 1)); // a short pass fits
   assert.equal(compareArrays(s.tensor('logits').data, sliceRows(golden.tensors.get('logits'), 0, 1).data), null);
@@ -220,8 +220,10 @@ test('encoder-decoder configs and weights that do not fit each other', () => {
   fails(cfg({ d_model: 2 ** 24, n_head: 1 }), /model too large: its weights need [\d.]+ GB in f32/, 4);
   fails({ weights: rewriteHeader(ed.weights, (h) => { h['decoder.layers.1.multihead_attn.in_proj_weight'].dtype = 'I16'; }) },
     /'decoder\.layers\.1\.multihead_attn\.in_proj_weight' has dtype I16/, 2);
-  // tensors a configuration does not use are ignored, as for GPT-2 checkpoints
-  const tied = L.loadModel({ ...ed, ...cfg({ tie_output: true }) });
+  // a tied configuration on an untied checkpoint: its output matrix would be silently ignored
+  fails(cfg({ tie_output: true }), /2 tensors are not used by the model config\.json describes: 'generator\.weight', 'generator\.bias'\..*allowUnused/, 2);
+  const tied = L.loadModel({ ...ed, ...cfg({ tie_output: true }), allowUnused: true });
   assert.equal(tied.info.tied_embeddings, true);
+  assert.match(tied.info.warnings[0], /2 tensors in model\.safetensors are not used and were ignored \(allowUnused\): 'generator\.weight', 'generator\.bias'/);
   tied.free();
 });

@@ -19,7 +19,7 @@
 //   views/history.js the steps, to go back and branch
 //   views/positions.js the positional encodings
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
-import { decodeState, encodeState, createStore } from './state.js';
+import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic } from './i18n.js';
 import { createClient } from './client.js';
 import { createText } from './views/text.js';
@@ -367,10 +367,10 @@ const numeric = (id, key, parse = Number, ok = () => true) => $(id).addEventList
   const v = parse($(id).value);
   if ($(id).value !== '' && Number.isFinite(v) && ok(v)) store.set({ [key]: v });
 });
-numeric('temperature', 'temperature', Number, (v) => v >= 0);
-numeric('topk', 'topK', (v) => Math.round(Number(v)), (v) => v >= 0);
-numeric('topp', 'topP', Number, (v) => v > 0 && v <= 1);
-numeric('seed', 'seed', (v) => Math.round(Number(v)), (v) => v >= 0 && v <= 2 ** 31 - 1);
+numeric('temperature', 'temperature', Number, validTemperature);
+numeric('topk', 'topK', (v) => Math.round(Number(v)), validTopK);
+numeric('topp', 'topP', Number, validTopP);
+numeric('seed', 'seed', (v) => Math.round(Number(v)), validSeed);
 $('layer').addEventListener('input', () => store.set({ layer: Number($('layer').value) }));
 $('head').addEventListener('input', () => store.set({ head: Number($('head').value) }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));

@@ -17,7 +17,8 @@
 // Engine failures throw LanternError with the engine's message; the session stays usable.
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// ignoreBOM: a U+FEFF at the start is text like any other, so encode and decode round-trip
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** An error reported by the engine (`code` is the lt_status value) or by this module. */
 export class LanternError extends Error {
@@ -118,13 +119,30 @@ export async function createLantern(options = {}) {
 }
 
 /** The engine's imports; a threaded module also imports its (shared) memory. Helper threads
- * (lantern-thread.js) instantiate the module with the same. */
-export function engineImports(memory) {
+ * (lantern-thread.js) instantiate the module with the same. `grown`, when given, is told each
+ * time the engine's allocator grew the memory. */
+export function engineImports(memory, grown = () => {}) {
   const trap = (name) => () => { throw new LanternError(`the engine called ${name}, which lantern does not provide`); };
   return {
-    env: { emscripten_notify_memory_growth() {}, ...(memory ? { memory } : {}) },
+    env: { emscripten_notify_memory_growth: grown, ...(memory ? { memory } : {}) },
     wasi_snapshot_preview1: new Proxy({}, { get: (_, name) => trap(String(name)) }),
   };
+}
+
+/** The standalone allocator grows the memory by just the pages it lacks, and a grow costs time
+ * in proportion to the memory's size (measured in V8: 0.3 ms at 280 MB), so many small
+ * allocations (a safetensors header of a million entries) would take quadratic time. Growing a
+ * quarter more each time it grows makes the count of grows logarithmic, as emscripten's own JS
+ * glue does; the pages are not touched, so the system commits them only when used. */
+function overgrow(memory) {
+  const pages = memory.buffer.byteLength / 65536;
+  const extra = Math.min(65536 - pages, Math.max(256, Math.ceil(pages / 4)));
+  if (extra <= 0) return;
+  try {
+    memory.grow(extra);
+  } catch {
+    // a browser may refuse the headroom; the allocator's own grows still work
+  }
 }
 
 function sharedMemory(module) {
@@ -139,7 +157,9 @@ function sharedMemory(module) {
 
 async function instantiate(module, threads) {
   const memory = sharedMemory(module);
-  const instance = await WebAssembly.instantiate(module, engineImports(memory));
+  let engineMemory = memory;
+  const instance = await WebAssembly.instantiate(module, engineImports(memory, () => overgrow(engineMemory)));
+  engineMemory = memory ?? instance.exports.memory;
   instance.exports._initialize?.();
   const lantern = new Lantern({ ...instance.exports, ...(memory ? { memory } : {}) });
   if (memory) await lantern.startHelpers(module, memory, threads);
@@ -147,8 +167,39 @@ async function instantiate(module, threads) {
 }
 
 function checkInteger(value, what) {
-  if (!Number.isInteger(value)) throw new LanternError(`${what} must be an integer, not ${value}`);
+  if (!Number.isInteger(value)) throw new LanternError(`${what} must be an integer, not ${show(value)}`);
   return value;
+}
+
+/** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
+function show(value) {
+  return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/** An integer in [min, max] (what the engine's C side receives without wrapping), else a
+ * LanternError naming the argument and the value as given. */
+function checkRange(value, what, min, max, code = 1) {
+  checkInteger(value, what);
+  if (value < min || value > max) throw new LanternError(`${what} ${show(value)} is outside [${min}, ${max}]`, code);
+  return value;
+}
+
+/** A byte count option: a non-negative safe integer, 0 meaning the engine's default. */
+function checkBytes(value, what) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new LanternError(`${what} must be a whole number of bytes >= 0 (0: the default), not ${show(value)}`);
+  }
+  return value;
+}
+
+/** Sizes in messages, in the unit that shows them (as the engine prints them). */
+export function formatBytes(n) {
+  if (n < 999.5) return `${n.toFixed(0)} byte${Math.round(n) === 1 ? '' : 's'}`;
+  if (n < 999.95e3) return `${(n / 1e3).toFixed(1)} KB`;
+  if (n < 999.95e6) return `${(n / 1e6).toFixed(1)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
 }
 
 const HELPER_STACK = 256 * 1024;
@@ -206,7 +257,7 @@ class Lantern {
   alloc(size) {
     const ptr = this.wasm.malloc(Math.max(size, 1)) >>> 0;
     if (!ptr) {
-      throw new LanternError(`out of memory: cannot allocate ${(size / 1e6).toFixed(1)} MB in the engine's memory`, 4);
+      throw new LanternError(`out of memory: cannot allocate ${formatBytes(size)} in the engine's memory`, 4);
     }
     return ptr;
   }
@@ -253,10 +304,17 @@ class Lantern {
    * in memory), 'f32' (every weight widened at load), or 'auto' (the default: 'stored' when the
    * widened weights would pass 64 MB); or 'int8' (GPT-2 weight matrices quantized at load to 8
    * bits in blocks of 32: a quarter of the memory, with a small error in every result).
+   * A file with tensors the model does not use is refused (it usually means a config.json that
+   * does not match its checkpoint) unless `allowUnused` is true: then they are ignored and named
+   * in `model.info.warnings`.
    */
-  loadModel({ config, weights, maxWeightBytes = 0, precision = 'auto' }) {
+  loadModel({ config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false }) {
     const precisions = { auto: 0, f32: 1, stored: 2, int8: 3 };
-    if (!(precision in precisions)) throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${precision}`);
+    if (!Object.hasOwn(precisions, precision)) {
+      throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${show(precision)}`);
+    }
+    checkBytes(maxWeightBytes, 'maxWeightBytes');
+    if (typeof allowUnused !== 'boolean') throw new LanternError(`allowUnused must be true or false, not ${show(allowUnused)}`);
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
     const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
     const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);
@@ -266,7 +324,7 @@ class Lantern {
     try {
       wPtr = this.copyIn(weightBytes);
       const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes,
-        precisions[precision]) >>> 0;
+        precisions[precision], allowUnused ? 1 : 0) >>> 0;
       if (!handle) throw this.lastError();
       return new Model(this, handle);
     } finally {
@@ -323,7 +381,7 @@ function utf16Offsets(text) {
   return { floor, ceil };
 }
 
-const decoderLenient = new TextDecoder('utf-8', { fatal: false });
+const decoderLenient = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
 class Tokenizer {
   constructor(lantern, handle) {
@@ -384,11 +442,18 @@ class Tokenizer {
     }
   }
 
+  /** A token id as given, checked before it reaches the engine's int32. */
+  checkId(id) {
+    checkInteger(id, 'token id');
+    if (id < 0 || id >= this.nVocab) throw new LanternError(`token id ${show(id)} is not in the vocabulary [0, ${this.nVocab})`, 5);
+    return id;
+  }
+
   /** The bytes the ids stand for. */
   decodeBytes(ids) {
     const h = this.live();
     const L = this.lantern;
-    const list = Int32Array.from(ids, (id) => checkInteger(id, 'token id'));
+    const list = Int32Array.from(ids, (id) => this.checkId(id));
     const ptr = L.copyIn(new Uint8Array(list.buffer));
     const out = L.alloc(4);
     try {
@@ -409,7 +474,7 @@ class Tokenizer {
 
   /** One token for display: visible whitespace (␣ ↵ ⇥), stray bytes as <0xNN>. */
   display(id) {
-    const ptr = this.lantern.wasm.ltw_tokenizer_token_display(this.live(), checkInteger(id, 'token id'));
+    const ptr = this.lantern.wasm.ltw_tokenizer_token_display(this.live(), this.checkId(id));
     if (!ptr) throw this.lantern.lastError();
     return this.lantern.readString(ptr);
   }
@@ -460,8 +525,9 @@ class Model {
     return this.handle;
   }
 
-  /** Options: capture (patterns), maxCaptureBytes, seed (a non-negative safe integer). */
+  /** Options: capture (patterns), maxCaptureBytes (0: 256 MB), seed (a non-negative safe integer). */
   createSession({ capture = [], maxCaptureBytes = 0, seed = 0x6c616e74 } = {}) {
+    checkBytes(maxCaptureBytes, 'maxCaptureBytes');
     const [lo, hi] = splitSeed(seed);
     const handle = this.lantern.wasm.ltw_session_init(this.live(), maxCaptureBytes, lo, hi) >>> 0;
     if (!handle) throw this.lantern.lastError();
@@ -495,10 +561,13 @@ function readTensor(L, meta, name) {
 }
 
 function checkIds(list, what, nVocab) {
-  for (const id of list) {
+  list.forEach((id, i) => {
     checkInteger(id, 'token id');
-    if (id < -(2 ** 31) || id >= 2 ** 31) throw new LanternError(`${what} id ${id} is outside the vocabulary [0, ${nVocab})`, 5);
-  }
+    if (id < 0 || id >= nVocab) {
+      const vocabulary = what === 'token' ? 'the vocabulary' : 'the source vocabulary';
+      throw new LanternError(`${what} id ${show(id)} (at index ${i}) is outside ${vocabulary} [0, ${nVocab})`, 5);
+    }
+  });
   return new Uint8Array(Int32Array.from(list).buffer);
 }
 
@@ -508,15 +577,26 @@ function splitSeed(seed) {
     return [Number(seed & 0xffffffffn), Number(seed >> 32n)];
   }
   if (!Number.isSafeInteger(seed) || seed < 0) {
-    throw new LanternError(`seed must be a non-negative integer, not ${seed}`);
+    throw new LanternError(`seed must be a non-negative integer, not ${show(seed)}`);
   }
   return [seed % 2 ** 32, Math.floor(seed / 2 ** 32)];
 }
 
+// the engine takes sampling settings as f32: a positive temperature outside the normal f32 range
+// would silently become 0 (greedy) or infinity on the way in
+const F32_MIN_NORMAL = 2 ** -126, F32_MAX = (2 - 2 ** -23) * 2 ** 127;
+
 function samplingArgs({ temperature = 1, topK = 0, topP = 1 } = {}) {
-  checkInteger(topK, 'topK');
+  checkRange(topK, 'topK', 0, INT32_MAX);
   if (typeof temperature !== 'number' || typeof topP !== 'number') {
     throw new LanternError('temperature and topP must be numbers');
+  }
+  if (temperature > 0 && Number.isFinite(temperature) && (temperature < F32_MIN_NORMAL || temperature > F32_MAX)) {
+    throw new LanternError(`temperature ${show(temperature)} is outside what the engine holds (f32: ` +
+      `${F32_MIN_NORMAL.toPrecision(3)} to ${F32_MAX.toPrecision(3)}); 0 is greedy`);
+  }
+  if (topP > 0 && topP < F32_MIN_NORMAL) {
+    throw new LanternError(`topP ${show(topP)} is smaller than the engine holds (f32: ${F32_MIN_NORMAL.toPrecision(3)}); top_p must be in (0, 1]`);
   }
   return [temperature, topK, topP];
 }
@@ -590,7 +670,10 @@ class Session {
 
   /** Keep the first `pos` tokens; logits and captures become those of position pos - 1. */
   rewind(pos) {
-    this.lantern.check(this.lantern.wasm.lt_session_rewind(this.live(), checkInteger(pos, 'position')));
+    const h = this.live();
+    checkInteger(pos, 'position');
+    if (pos < 0 || pos > this.length) throw new LanternError(`rewind: position ${show(pos)} is outside [0, ${this.length}]`, 5);
+    this.lantern.check(this.lantern.wasm.lt_session_rewind(h, pos));
   }
 
   reset() {

@@ -17,10 +17,21 @@ function browserLang() {
   return 'en';
 }
 
-const int = (v, lo, hi) => (/^-?\d+$/.test(v ?? '') && Number(v) >= lo && Number(v) <= hi ? Number(v) : null);
-const real = (v, lo, hi) => (v != null && v !== '' && Number.isFinite(Number(v)) && Number(v) >= lo && Number(v) <= hi ? Number(v) : null);
+/** The settings the page accepts, from the URL or typed: each inside what the engine takes
+ * (a positive temperature below 1e-6 would be greedy in all but name, and one the engine's f32
+ * cannot hold is refused by it). */
+export const validTemperature = (v) => v === 0 || (v >= 1e-6 && v <= 1e6);
+export const validTopK = (v) => Number.isInteger(v) && v >= 0 && v <= 1e9;
+export const validTopP = (v) => v >= 1e-6 && v <= 1;
+export const validSeed = (v) => Number.isInteger(v) && v >= 0 && v <= 2 ** 31 - 1;
+
+// + 0 turns -0 into 0, which the URL writes back as "0"
+const int = (v, lo, hi) => (/^-?\d+$/.test(v ?? '') && Number(v) >= lo && Number(v) <= hi ? Number(v) + 0 : null);
+const real = (v, lo, hi) => (v != null && v !== '' && Number.isFinite(Number(v)) && Number(v) >= lo && Number(v) <= hi ? Number(v) + 0 : null);
 
 /** State from a query string. Unknown or out-of-range values fall back to the defaults. */
+const ok = (v, valid) => (v != null && valid(v) ? v : null);
+
 export function decodeState(search, modelIds) {
   const p = new URLSearchParams(search);
   const modelParam = p.get('model');
@@ -36,7 +47,7 @@ export function decodeState(search, modelIds) {
     layer: int(p.get('layer'), 0, 1e6) ?? 0,
     head: int(p.get('head'), 0, 1e6) ?? 0,
     stage: STAGES.includes(p.get('stage')) ? p.get('stage') : 'pattern',
-    temperature: real(p.get('temperature'), 0, 1e6),
+    temperature: ok(real(p.get('temperature'), 0, 1e6), validTemperature),
     topK: int(p.get('topk'), 0, 1e9) ?? 0,
     topP: real(p.get('topp'), 1e-6, 1) ?? 1,
     seed: int(p.get('seed'), 0, 2 ** 31 - 1) ?? 1,

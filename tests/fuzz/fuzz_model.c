@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lt_model_params mp = lt_model_default_params();
     mp.max_weight_bytes = 16u << 20;
     mp.precision = (int32_t)(size % 4); /* every loader path: auto, f32, 16-bit kept, int8 */
+    mp.allow_unused = (int32_t)(size / 4 % 2); /* and files with tensors the model does not use */
     lt_model *m = NULL;
     if (lt_model_load((const char *)config, clen, weights, wlen, mp, &m) == LT_OK) {
         lt_session_params sp = lt_session_default_params();

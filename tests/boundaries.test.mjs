@@ -1,0 +1,253 @@
+// Strict at every boundary: inputs that would reach the engine meaning something else are
+// refused with a message naming what was given (integers past 2^31, sizes, sentinels), files
+// that disagree with their config do not load silently (repeated keys, unused or ambiguous
+// tensors, control characters in names, booleans that are not booleans), and round trips are
+// exact. Each case ends by checking that the same engine still gives the golden results.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  lantern, readFixture, readGolden, compareArrays, sliceRows, splitSafetensors, joinSafetensors, gpt2TokenizerFiles,
+} from './helpers.mjs';
+import { createLantern, LanternError, formatBytes } from '../web/lantern.js';
+
+const L = await lantern();
+const fixture = readFixture('gpt2-odd');
+const golden = readGolden('gpt2-odd');
+const goldenLast = sliceRows(golden.tensors.get('logits'), golden.prompt.length - 1, golden.prompt.length).data;
+const config = JSON.parse(fixture.config);
+
+function assertStillWorks() {
+  const model = L.loadModel(fixture);
+  const s = model.createSession();
+  s.forward(golden.prompt);
+  assert.equal(compareArrays(s.logits(), goldenLast), null);
+  model.free();
+}
+
+/** call throws a LanternError whose message matches pattern; the engine still works after. */
+function refuses(call, pattern) {
+  assert.throws(call, (e) => {
+    assert.ok(e instanceof LanternError, `not a LanternError: ${e}`);
+    assert.match(e.message, pattern);
+    return true;
+  });
+  assertStillWorks();
+}
+
+/** A safetensors file of F32 tensors: [[name, shape, Float32Array], ...] in this order. */
+function safetensors(entries) {
+  const header = {};
+  let offset = 0;
+  for (const [name, shape, data] of entries) {
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + 4 * data.length] };
+    offset += 4 * data.length;
+  }
+  const bytes = new Uint8Array(offset);
+  offset = 0;
+  for (const [, , data] of entries) {
+    bytes.set(new Uint8Array(data.buffer, data.byteOffset, 4 * data.length), offset);
+    offset += 4 * data.length;
+  }
+  return joinSafetensors(header, bytes);
+}
+
+/** The fixture's tensors as [name, shape, data] entries. */
+function fixtureEntries(which = fixture) {
+  const { header, data } = splitSafetensors(which.weights);
+  delete header.__metadata__;
+  return Object.entries(header).map(([name, e]) => {
+    const bytes = data.slice(e.data_offsets[0], e.data_offsets[1]);
+    return [name, e.shape, new Float32Array(bytes.buffer)];
+  });
+}
+
+test('integers past 2^31 are refused as given, not wrapped on the way into the engine', async () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession();
+  s.forward([1, 2, 3]);
+  const logits = s.logits();
+  assert.throws(() => s.rewind(2 ** 32 + 1), /rewind: position 4294967297 is outside \[0, 3\]/);
+  assert.throws(() => s.rewind(2 ** 31), /rewind: position 2147483648 is outside \[0, 3\]/);
+  assert.throws(() => s.rewind(-1), /rewind: position -1 is outside \[0, 3\]/);
+  assert.equal(s.length, 3, 'a refused rewind leaves the session as it was');
+  assert.deepEqual(s.logits(), logits);
+  assert.throws(() => s.probs({ topK: 2 ** 32 + 1 }), /topK 4294967297 is outside \[0, 2147483647\]/);
+  assert.throws(() => s.sample({ topK: 2 ** 31 }), /topK 2147483648 is outside/);
+  assert.throws(() => s.forward([2 ** 32 + 1]), /token id 4294967297 \(at index 0\) is outside the vocabulary \[0, 97\)/);
+  assert.throws(() => s.forward([5, -(2 ** 32) + 5]), /token id -4294967291 \(at index 1\) is outside the vocabulary/);
+  assert.throws(() => s.setSeed(2 ** 64), /seed must be a non-negative integer, not 18446744073709552000/);
+  assert.throws(() => s.setSeed(2n ** 64n), /seed must fit in 64 bits/);
+  assert.throws(() => model.createSession({ seed: 2 ** 53 }), /seed must be a non-negative integer/);
+  assert.equal(s.length, 3);
+  s.rewind(2);
+  assert.equal(s.length, 2);
+  model.free();
+
+  const ed = L.loadModel(readFixture('transformer-odd'));
+  const t = ed.createSession();
+  assert.throws(() => t.encode([1, 2 ** 32 + 3]), /source token id 4294967299 \(at index 1\) is outside the source vocabulary \[0, 37\)/);
+  ed.free();
+
+  const tok = L.loadTokenizer(gpt2TokenizerFiles());
+  assert.equal(tok.decode([15496]), 'Hello');
+  assert.throws(() => tok.decodeBytes([2 ** 32 + 15496]), /token id 4294982792 is not in the vocabulary \[0, 50257\)/);
+  assert.throws(() => tok.display(2 ** 32 + 995), /token id 4294968291 is not in the vocabulary/);
+  assert.throws(() => tok.display(-1), /token id -1 is not in the vocabulary/);
+  assert.throws(() => tok.decode(['7']), /token id must be an integer, not "7"/);
+  tok.free();
+  await assert.rejects(createLantern({ threads: 2 ** 32 + 1 }), /threads must be an integer from 1 to 16, not 4294967297/);
+  assertStillWorks();
+});
+
+test('a leading U+FEFF survives encode and decode', () => {
+  const tok = L.loadTokenizer(gpt2TokenizerFiles());
+  for (const text of ['\uFEFFhello', '\uFEFF', '\uFEFF\uFEFFx', 'a\uFEFF']) {
+    const ids = tok.encode(text);
+    assert.equal(tok.decode(ids), text, JSON.stringify(text));
+    assert.deepEqual(tok.decodeBytes(ids), new TextEncoder().encode(text));
+  }
+  tok.free();
+});
+
+test('sizes in messages are printed in a unit that shows them', () => {
+  assert.deepEqual([1, 2, 999, 1000, 1234, 999949, 1.5e6, 2.4e9].map(formatBytes),
+    ['1 byte', '2 bytes', '999 bytes', '1.0 KB', '1.2 KB', '999.9 KB', '1.5 MB', '2.40 GB']);
+  refuses(() => L.loadModel({ ...fixture, maxWeightBytes: 1 }), /its weights need 80\.2 KB in f32, more than the 1 byte allowed/);
+  refuses(() => L.loadModel({ ...fixture, maxWeightBytes: 50_000 }), /more than the 50\.0 KB allowed/);
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: '*', maxCaptureBytes: 1 });
+  assert.throws(() => s.forward([1]), /needs [\d.]+ KB, more than the session's limit of 1 byte/);
+  assert.equal(s.length, 0);
+  model.free();
+});
+
+test('a config.json with a repeated key is refused, whichever value would win', () => {
+  const text = fixture.config.replace('"n_layer": 2,', '"n_layer": 1, "n_layer": 2,');
+  assert.notEqual(text, fixture.config);
+  refuses(() => L.loadModel({ ...fixture, config: text }), /config\.json: the key "n_layer" appears twice in one object/);
+  // a repeated key anywhere, at any depth, in any file read as JSON
+  refuses(() => L.loadModel({ ...fixture, config: fixture.config.replace('"architectures": [', '"x": {"a": 1, "b": 2, "a": 3}, "architectures": [') }),
+    /the key "a" appears twice/);
+  const { header, data } = splitSafetensors(fixture.weights);
+  const raw = JSON.stringify(header);
+  const first = raw.indexOf('"transformer.wpe.weight"');
+  const twice = raw.slice(0, first) + raw.slice(first).replace('"transformer.wpe.weight"', '"transformer.wte.weight"');
+  refuses(() => L.loadModel({ ...fixture, weights: joinSafetensors(twice, data) }),
+    /model\.safetensors header: the key "transformer\.wte\.weight" appears twice/);
+  const big = {};
+  for (let i = 0; i < 5000; i++) big[`k${i}`] = i;
+  const bigText = JSON.stringify({ ...config, ...big });
+  L.loadModel({ ...fixture, config: bigText }).free();
+  refuses(() => L.loadModel({ ...fixture, config: bigText.slice(0, -1) + ',"k4321":0}' }), /the key "k4321" appears twice/);
+  refuses(() => L.loadTokenizer({ vocab: '{"a": 0, "b": 1, "a": 2}' }), /vocab\.json: the key "a" appears twice/);
+  // a key is its whole name: "n_layer\u0000x" is not "n_layer"
+  const { n_layer: _, ...rest } = config;
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...rest, 'n_layer\u0000x': 2 }) }), /missing "n_layer"/);
+});
+
+test('a checkpoint with tensors the model does not use is refused, naming them, unless allowUnused', () => {
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, n_layer: 1 }) }),
+    /12 tensors are not used by the model config\.json describes: 'transformer\.h\.1\.ln_1\.weight', 'transformer\.h\.1\.ln_1\.bias', .* and 6 more\..*n_layer\?.*allowUnused/);
+  const one = L.loadModel({ ...fixture, config: JSON.stringify({ ...config, n_layer: 1 }), allowUnused: true });
+  assert.equal(one.info.n_layer, 1);
+  assert.match(one.info.warnings[0], /^12 tensors in model\.safetensors are not used and were ignored \(allowUnused\): 'transformer\.h\.1\.ln_1\.weight'/);
+  const s = one.createSession();
+  s.forward([1, 2]);
+  assert.equal(s.logits().length, 97);
+  one.free();
+  assert.deepEqual(L.loadModel(fixture).info.warnings, []);
+  assert.throws(() => L.loadModel({ ...fixture, allowUnused: 'yes' }), /allowUnused must be true or false, not "yes"/);
+
+  const entries = fixtureEntries();
+  refuses(() => L.loadModel({ ...fixture, weights: safetensors([...entries, ['extra', [2], new Float32Array(2)]]) }),
+    /1 tensor is not used by the model config\.json describes: 'extra'/);
+  // an untied checkpoint read as tied would drop its output matrix
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, tie_word_embeddings: true }) }),
+    /1 tensor is not used .*'lm_head\.weight'.*tie_word_embeddings\?/);
+  // a tied one saved with its output matrix anyway loads when that matrix is the embedding
+  const wte = entries.find(([n]) => n === 'transformer.wte.weight')[2];
+  const tiedFile = safetensors(entries.map((e) => (e[0] === 'lm_head.weight' ? ['lm_head.weight', e[1], wte.slice()] : e)));
+  const tied = L.loadModel({ config: JSON.stringify({ ...config, tie_word_embeddings: true }), weights: tiedFile });
+  assert.equal(tied.info.tied_embeddings, true);
+  assert.deepEqual(tied.info.warnings, []);
+  tied.free();
+  // Hugging Face GPT-2 checkpoints carry the causal mask as h.N.attn.bias: known, for layers that exist
+  const tiny = readFixture('gpt2-tiny');
+  const tinyEntries = fixtureEntries(tiny);
+  assert.ok(tinyEntries.some(([n]) => n === 'h.0.attn.bias'));
+  L.loadModel(tiny).free();
+  refuses(() => L.loadModel({ ...tiny, weights: safetensors([...tinyEntries, ['h.2.attn.bias', [1, 1, 1, 1], new Float32Array(1)]]) }),
+    /1 tensor is not used .*'h\.2\.attn\.bias'/);
+});
+
+test('a tensor present with and without the transformer. prefix is ambiguous', () => {
+  const entries = fixtureEntries();
+  const wte = entries.find(([n]) => n === 'transformer.wte.weight');
+  refuses(() => L.loadModel({ ...fixture, weights: safetensors([...entries, ['wte.weight', wte[1], wte[2].map((x) => -x)]]) }),
+    /both 'wte\.weight' and 'transformer\.wte\.weight' are present, and lantern cannot tell which one the model means/);
+});
+
+test('tensor names with control characters are refused', () => {
+  const entries = fixtureEntries();
+  const renamed = entries.map((e) => (e[0] === 'transformer.wte.weight' ? ['transformer.wte.weight\u0000evil', e[1], e[2]] : e));
+  refuses(() => L.loadModel({ ...fixture, weights: safetensors([...renamed, ['transformer.wte.weight', entries[0][1], entries[0][2]]]) }),
+    /the tensor name "transformer\.wte\.weight" holds a control character \(0x00 at byte 22\)/);
+  refuses(() => L.loadModel({ ...fixture, weights: safetensors(renamed) }), /holds a control character \(0x00 at byte 22\)/);
+  const tabbed = entries.map((e) => (e[0] === 'lm_head.weight' ? ['lm_head\t.weight', e[1], e[2]] : e));
+  refuses(() => L.loadModel({ ...fixture, weights: safetensors(tabbed) }), /"lm_head\t\.weight" holds a control character \(0x09 at byte 7\)/);
+});
+
+test('booleans in config.json must be JSON booleans; values that must agree, agree', () => {
+  for (const value of [0, 1, 'no', 'false', null === undefined]) {
+    if (typeof value === 'boolean') continue;
+    refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, tie_word_embeddings: value }) }),
+      /"tie_word_embeddings" must be true or false/);
+  }
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, scale_attn_weights: 0 }) }), /"scale_attn_weights" must be true or false/);
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, scale_attn_by_inverse_layer_idx: 'true' }) }),
+    /"scale_attn_by_inverse_layer_idx" must be true or false/);
+  // null is what Python writes for "not set": the default
+  L.loadModel({ ...fixture, config: JSON.stringify({ ...config, scale_attn_weights: null }) }).free();
+  refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...config, n_ctx: 12 }) }), /"n_positions" \(11\) and "n_ctx" \(12\) disagree/);
+  L.loadModel({ ...fixture, config: JSON.stringify({ ...config, n_ctx: 11 }) }).free();
+  const ed = readFixture('transformer-odd');
+  refuses(() => L.loadModel({ ...ed, config: JSON.stringify({ ...JSON.parse(ed.config), scale_embedding: 1 }) }),
+    /"scale_embedding" must be true or false/);
+});
+
+test('out-of-range options are refused; documented sentinels keep their meaning', () => {
+  for (const bad of [-1, NaN, 1.5, Infinity, 2 ** 53, '100', null]) {
+    refuses(() => L.loadModel(fixture).createSession({ maxCaptureBytes: bad }), /maxCaptureBytes must be a whole number of bytes >= 0 \(0: the default\)/);
+    refuses(() => L.loadModel({ ...fixture, maxWeightBytes: bad }), /maxWeightBytes must be a whole number of bytes >= 0/);
+  }
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ maxCaptureBytes: 0 }); // 0: the default limit
+  s.forward(golden.prompt);
+  assert.throws(() => s.probs({ topK: -1 }), /topK -1 is outside \[0, 2147483647\]/);
+  assert.throws(() => s.probs({ temperature: 1e-50 }), /temperature 1e-50 is outside what the engine holds \(f32: 1\.18e-38 to 3\.40e\+38\); 0 is greedy/);
+  assert.throws(() => s.probs({ temperature: Number.MIN_VALUE }), /temperature 5e-324 is outside/);
+  assert.throws(() => s.sample({ temperature: 1e39 }), /temperature 1e\+39 is outside what the engine holds/);
+  assert.throws(() => s.probs({ topP: 1e-50 }), /topP 1e-50 is smaller than the engine holds/);
+  assert.throws(() => s.probs({ temperature: '1' }), /temperature and topP must be numbers/);
+  // the sentinels: temperature 0 is greedy, topK 0 keeps every token
+  const greedy = s.probs({ temperature: 0 });
+  const best = goldenLast.indexOf(Math.max(...goldenLast));
+  assert.equal(greedy[best], 1);
+  assert.equal(greedy.reduce((a, b) => a + b, 0), 1);
+  assert.equal(s.probs({ topK: 0 }).filter((p) => p > 0).length, 97);
+  const tiny = s.probs({ temperature: 2 ** -126 }); // the smallest temperature the engine holds: greedy in effect
+  assert.equal(tiny[best], 1);
+  model.free();
+  assertStillWorks();
+});
+
+test('a header of a million entries is refused from its entry count, before its JSON is built', () => {
+  const n = 1_000_000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = `"t${i}":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`;
+  const weights = joinSafetensors(`{${parts.join(',')}}`, new Uint8Array(0));
+  refuses(() => L.loadModel({ ...fixture, weights }), /the header lists about 1000000 entries; lantern reads at most 65536 tensors from one file/);
+  // a comma inside a name is not an entry
+  const commas = joinSafetensors(`{"a,b,c,d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}`, new Uint8Array(0));
+  refuses(() => L.loadModel({ ...fixture, weights: commas }), /1 tensor is not used|missing tensor/);
+});
