@@ -111,6 +111,8 @@ test-native: build/test_engine deps-node
 
 test-node: wasm build/test_kernels.wasm build/test_kernels-relaxed.wasm \
            build/lantern deps-node deps-browser
+	@# --test-timeout on Node 20 limits each test file as a whole: a hang fails its file after 10
+	@# minutes instead of stalling the run (browser tests also have 3 minutes each, so one fails by name)
 	node --test --test-timeout=600000 tests/*.test.mjs
 
 # benchmarks print figures against a peer measured in the same run; never part of `make test`.

@@ -1,7 +1,7 @@
 // The playground in headless Chromium: every number it shows is the engine's, as the web/ module
 // computes it under Node for the same model and text; history, branches, the URL state, embed
 // mode and bad model files. Screenshots go to tests/screenshots/ (ignored by git).
-import { test, after, before } from 'node:test';
+import { test as nodeTest, after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,10 @@ import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpe
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let server, browser, origin, L, model, tok;
+
+/** Each test gets its own time limit (a page.evaluate that never settles has none), so a hung
+ * page fails that test by name and the rest of the file runs on. */
+const test = (name, fn) => nodeTest(name, { timeout: 180000 }, fn);
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium`);
@@ -25,9 +29,18 @@ before(async () => {
   });
 });
 
+// A failed assertion skips its test's page.close(): close whatever it left open, so a page still
+// computing does not slow the tests after it.
+afterEach(async () => {
+  await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
+});
+
 after(async () => {
-  await browser?.close();
-  server?.close();
+  try {
+    await browser?.close();
+  } finally {
+    server?.close();
+  }
 });
 
 /** Open the playground. The tests compare its numbers with Node's strict build bit for bit, so
@@ -277,8 +290,10 @@ test('a cross-origin isolated page runs the threaded build, with the strict buil
   await page.close();
 });
 
-test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the same numbers to rounding', async () => {
+test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the same numbers to rounding', async (t) => {
   const plain = await serve(0, '127.0.0.1', { isolated: false });
+  // closed however the test ends: a server left listening keeps node --test waiting for good
+  t.after(() => { plain.close(); plain.closeAllConnections(); });
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -303,7 +318,6 @@ test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the 
   assert.match(builds[4], /needs SharedArrayBuffer/);
   assert.deepEqual(errors, []);
   await page.close();
-  plain.close();
 });
 
 test('the same seed samples the same tokens in the browser and in Node', async () => {

@@ -8,7 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { lantern, readFixture, FIXTURES } from './helpers.mjs';
 
 const CLI = fileURLToPath(new URL('../build/lantern', import.meta.url));
-const run = (...args) => spawnSync(CLI, args, { encoding: 'utf8' });
+/** Run the program; one that does not start, or hangs past a minute (killed), fails the test. */
+function run(...args) {
+  const out = spawnSync(CLI, args, { encoding: 'utf8', timeout: 60000 });
+  if (out.error) throw out.error;
+  return out;
+}
 
 test('a text prompt: tokens and top next tokens match the engine', async () => {
   const out = run(`${FIXTURES}gpt2-tiny`, 'The keys of the cat', '--top', '3');

@@ -2,7 +2,7 @@
 // full context, the keyboard, axe-core, English and 中文, a phone, compact embeds, a model opened
 // from files, and translate mode's end and unknown characters. browser.test.mjs checks the numbers
 // against the engine in Node; this file checks the page around them.
-import { test, after, before } from 'node:test';
+import { test as nodeTest, after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,10 @@ const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 let server, browser, origin, L;
 
+/** Each test gets its own time limit (a page.evaluate that never settles has none), so a hung
+ * page fails that test by name and the rest of the file runs on. */
+const test = (name, fn) => nodeTest(name, { timeout: 180000 }, fn);
+
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   server = await serve(0);
@@ -26,9 +30,18 @@ before(async () => {
   L = await lantern();
 });
 
+// A failed assertion skips its test's page.close(): close whatever it left open, so a page still
+// computing does not slow the tests after it.
+afterEach(async () => {
+  await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
+});
+
 after(async () => {
-  await browser?.close();
-  server?.close();
+  try {
+    await browser?.close();
+  } finally {
+    server?.close();
+  }
 });
 
 async function openPage(query, { viewport = { width: 1200, height: 1000 }, ...options } = {}) {

@@ -14,7 +14,8 @@ test('the README example runs as written', () => {
   const file = `${ROOT}.readme-example-test.mjs`;
   writeFileSync(file, code);
   try {
-    const out = execFileSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8' });
+    // a synchronous child blocks node --test's own timers: it needs a limit of its own
+    const out = execFileSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
     assert.match(out, /family: 'gpt2'/);
     assert.match(out, /most likely next tokens: \d+ \(0\.\d{3}\), \d+ \(0\.\d{3}\), \d+ \(0\.\d{3}\)/);
     assert.match(out, /\[ 4, 4, 4 \]/);

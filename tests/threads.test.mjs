@@ -34,7 +34,7 @@ function assertBitEqual(got, want, what) {
   }
 }
 
-test('the threaded build starts its helpers', async () => {
+test('the threaded build starts its helpers', async (t) => {
   assert.ok(canUseThreads());
   assert.equal(T.build, 'threads');
   assert.equal(T.threads, 3);
@@ -42,9 +42,11 @@ test('the threaded build starts its helpers', async () => {
   await assert.rejects(createLantern({ build: 'threads', threads: 0 }), /threads must be an integer from 1 to 16/);
   // under Node, 'auto' takes threads where there is more than one core
   const auto = await createLantern({ build: 'auto', threads: 2 });
+  t.after(() => auto.close());
   assert.equal(auto.build, 'threads');
-  auto.close();
-  assert.equal((await createLantern({ build: 'auto', threads: 1 })).build === 'threads', false);
+  const one = await createLantern({ build: 'auto', threads: 1 });
+  t.after(() => one.close());
+  assert.equal(one.build === 'threads', false);
 });
 
 for (const name of FIXTURE_NAMES) {
@@ -109,8 +111,9 @@ test('threads: the encoder-decoder family gives the strict build\'s numbers', as
   }
 });
 
-test('threads: after close() the engine runs on, on one thread', async () => {
+test('threads: after close() the engine runs on, on one thread', async (t) => {
   const L = await createLantern({ build: 'threads', threads: 2 });
+  t.after(() => L.close()); // a second close() does nothing
   await helpersRunning(L, 1);
   const model = L.loadModel(readFixture('gpt2-tiny'));
   const before = model.createSession();

@@ -335,6 +335,10 @@ static void test_bad_calls(void) {
     sp.temperature = -1;
     CHECK(lt_session_probs(s, sp, probs) == LT_ERR_INVALID_ARGUMENT, "negative temperature");
     sp.temperature = 1;
+    sp.top_k = -1;
+    CHECK(lt_session_probs(s, sp, probs) == LT_ERR_INVALID_ARGUMENT && strstr(lt_last_error(), "top_k must be >= 0"),
+          "top_k -1: %s", lt_last_error());
+    sp.top_k = 0;
     sp.top_p = 0;
     CHECK(lt_session_probs(s, sp, probs) == LT_ERR_INVALID_ARGUMENT, "top_p 0");
     CHECK(lt_session_rewind(s, 12) == LT_ERR_OUT_OF_RANGE, "rewind past the end");
