@@ -166,8 +166,9 @@ int32_t lt_loader_known(lt_loader *L, const char *name);
  * the embedding it is tied to); a different one stays unused, and so is refused. */
 int32_t lt_loader_same(lt_loader *L, const char *name, const char *as);
 /* After a family's loader ran: refuse the file if it holds tensors the model did not use,
- * naming them, or with `allow` set *warning to a message saying so (the caller frees it). */
-int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, char **warning);
+ * naming them and the config keys to look at (`keys`), or with `allow` set *warning to a
+ * message saying so (the caller frees it). */
+int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, const char *keys, char **warning);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
 

@@ -19,13 +19,6 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
     else if (lt_json_get(cfg, "n_ctx")) st = lt_cfg_int(cfg, "n_ctx", -1, &m->n_ctx);
     else return lt_fail(LT_ERR_FORMAT, "config.json: missing \"n_positions\" (or \"n_ctx\")");
     if (st) return st;
-    int32_t n_ctx_old; /* older GPT-2 configs carry both; they must agree */
-    if (lt_json_get(cfg, "n_positions") && lt_json_get(cfg, "n_ctx")) {
-        if ((st = lt_cfg_int(cfg, "n_ctx", -1, &n_ctx_old))) return st;
-        if (n_ctx_old != m->n_ctx)
-            return lt_fail(LT_ERR_FORMAT, "config.json: \"n_positions\" (%d) and \"n_ctx\" (%d) disagree",
-                           m->n_ctx, n_ctx_old);
-    }
     if (m->d_model % m->n_head)
         return lt_fail(LT_ERR_FORMAT, "config.json: n_embd (%d) is not a multiple of n_head (%d)",
                        m->d_model, m->n_head);

@@ -229,8 +229,18 @@ static int32_t duplicate(parser *p, const lt_json *v, size_t i) {
     return p->status;
 }
 
-/* Refuse an object whose member names repeat: pairwise for small objects, else through an
- * open-addressing table of member indices, so a header of a million names stays linear. */
+typedef struct { const char *key; size_t len, index; } key_ref;
+
+static int cmp_key_ref(const void *a, const void *b) {
+    const key_ref *x = a, *y = b;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    int c = memcmp(x->key, y->key, x->len);
+    if (c) return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Refuse an object whose member names repeat: pairwise for small objects, else by sorting the
+ * names, so a million names (or names made to collide in a hash) stay n log n. */
 static int32_t check_unique_keys(parser *p, const lt_json *v) {
     if (v->n <= 16) {
         for (size_t i = 1; i < v->n; i++)
@@ -238,24 +248,17 @@ static int32_t check_unique_keys(parser *p, const lt_json *v) {
                 if (same_key(v, i, j)) return duplicate(p, v, i);
         return LT_OK;
     }
-    size_t cap = 32;
-    while (cap < 2 * v->n) cap *= 2;
-    size_t *slot = malloc(cap * sizeof *slot);
-    if (!slot) return poom(p);
-    for (size_t k = 0; k < cap; k++) slot[k] = SIZE_MAX;
-    for (size_t i = 0; i < v->n; i++) {
-        uint64_t h = 1469598103934665603ull; /* FNV-1a */
-        for (size_t b = 0; b < v->key_lens[i]; b++) h = (h ^ (unsigned char)v->keys[i][b]) * 1099511628211ull;
-        size_t k = (size_t)h & (cap - 1);
-        for (; slot[k] != SIZE_MAX; k = (k + 1) & (cap - 1))
-            if (same_key(v, i, slot[k])) {
-                free(slot);
-                return duplicate(p, v, i);
-            }
-        slot[k] = i;
-    }
-    free(slot);
-    return LT_OK;
+    key_ref *refs = malloc(v->n * sizeof *refs);
+    if (!refs) return poom(p);
+    for (size_t i = 0; i < v->n; i++) refs[i] = (key_ref){v->keys[i], v->key_lens[i], i};
+    qsort(refs, v->n, sizeof *refs, cmp_key_ref);
+    size_t dup = SIZE_MAX; /* the later of the first repeated pair, in the file's order */
+    for (size_t i = 1; i < v->n; i++)
+        if (refs[i].len == refs[i - 1].len && memcmp(refs[i].key, refs[i - 1].key, refs[i].len) == 0 &&
+            refs[i].index < dup)
+            dup = refs[i].index;
+    free(refs);
+    return dup == SIZE_MAX ? LT_OK : duplicate(p, v, dup);
 }
 
 static int32_t parse_container(parser *p, lt_json *v, int depth, bool object) {

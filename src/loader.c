@@ -109,7 +109,7 @@ int32_t lt_loader_same(lt_loader *L, const char *name, const char *as) {
     return LT_OK;
 }
 
-int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, char **warning) {
+int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, const char *keys, char **warning) {
     *warning = NULL;
     size_t n = 0;
     for (size_t i = 0; i < st->n; i++) n += !st->used[i];
@@ -126,9 +126,9 @@ int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, char **warning)
     if (!allow) {
         int32_t rc = lt_fail(LT_ERR_FORMAT,
                              "model.safetensors: %zu tensor%s not used by the model config.json "
-                             "describes: %s. A config that does not match its checkpoint (n_layer? "
-                             "tie_word_embeddings?) runs another model; fix it, or load with "
-                             "allowUnused to ignore them", n, n == 1 ? " is" : "s are", b.data);
+                             "describes: %s. A config that does not match its checkpoint (%s) runs "
+                             "another model; fix it, or load with allowUnused to ignore them",
+                             n, n == 1 ? " is" : "s are", b.data, keys);
         lt_buf_free(&b);
         return rc;
     }

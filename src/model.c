@@ -107,7 +107,9 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     rc = m->family == LT_FAMILY_GPT2 ? lt_gpt2_load(m, cfg, &st, &params)
                                      : lt_transformer_load(m, cfg, &st, &params);
     if (rc) goto done;
-    if ((rc = lt_loader_check_unused(&st, params.allow_unused != 0, &m->warning))) goto done;
+    const char *keys = m->family == LT_FAMILY_GPT2 ? "n_layer? tie_word_embeddings?"
+                                                   : "n_encoder_layers? n_decoder_layers? tie_output? final_norm?";
+    if ((rc = lt_loader_check_unused(&st, params.allow_unused != 0, keys, &m->warning))) goto done;
     for (int32_t h = 0; h < m->n_hooks; h++) {
         const lt_hook_def *d = &m->hooks[h];
         m->hook_layers[h] = !m->hook_present[h]     ? 0

@@ -111,13 +111,17 @@ static int32_t check_name(const lt_json *h, size_t i) {
 
 /* No checkpoint lantern could run lists this many tensors in one file (GPT-2 XL has 580, a
  * 70B Llama 723); a header that does is refused before its JSON is built into a tree, which
- * for a million entries would take seconds and over a gigabyte. */
+ * for a million entries would take seconds and over a gigabyte. A tensor's entry holds about ten
+ * JSON values (an object, dtype, a shape and offsets), so the whole tree is capped too: one
+ * entry with a shape of millions of numbers is refused the same way. */
 #define LT_ST_MAX_TENSORS 65536
+#define LT_ST_MAX_VALUES (32 * (LT_ST_MAX_TENSORS + 1))
 
-/* An upper bound on the entries of the header's top-level object, from one pass over its bytes
- * (commas at depth one, outside strings), so a hostile header is refused in milliseconds. */
-static size_t count_entries(const char *s, size_t len) {
-    size_t commas = 0;
+/* Upper bounds on the entries of the header's top-level object and on its values at any depth,
+ * from one pass over its bytes (commas and openings outside strings), so a hostile header is
+ * refused in milliseconds. */
+static void count_values(const char *s, size_t len, size_t *entries, size_t *values) {
+    size_t top = 0, all = 0;
     int depth = 0;
     for (size_t i = 0; i < len; i++) {
         const char c = s[i];
@@ -126,13 +130,16 @@ static size_t count_entries(const char *s, size_t len) {
                 if (s[i] == '\\') i++;
         } else if (c == '{' || c == '[') {
             depth++;
+            all++;
         } else if (c == '}' || c == ']') {
             depth--;
-        } else if (c == ',' && depth == 1) {
-            commas++;
+        } else if (c == ',') {
+            all++;
+            top += depth == 1;
         }
     }
-    return commas + 1;
+    *entries = top + 1;
+    *values = all + 1;
 }
 
 int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
@@ -148,11 +155,16 @@ int32_t lt_st_parse(const uint8_t *bytes, size_t len, lt_st_file *out) {
                        "model.safetensors: header length %llu is past the end of the %zu-byte "
                        "file (truncated, or not a safetensors file)",
                        (unsigned long long)hlen, len);
-    const size_t entries = count_entries((const char *)bytes + 8, (size_t)hlen);
+    size_t entries, values;
+    count_values((const char *)bytes + 8, (size_t)hlen, &entries, &values);
     if (entries > LT_ST_MAX_TENSORS + 1) /* + 1: __metadata__ */
         return lt_fail(LT_ERR_FORMAT,
                        "model.safetensors: the header lists about %zu entries; lantern reads at most "
                        "%d tensors from one file", entries, LT_ST_MAX_TENSORS);
+    if (values > LT_ST_MAX_VALUES)
+        return lt_fail(LT_ERR_FORMAT,
+                       "model.safetensors: the header holds about %zu JSON values, more than the %d "
+                       "that %d tensors could need", values, LT_ST_MAX_VALUES, LT_ST_MAX_TENSORS);
     int32_t st = lt_json_parse((const char *)bytes + 8, (size_t)hlen, "model.safetensors header",
                                &out->header);
     if (st) return st;

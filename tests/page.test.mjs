@@ -4,7 +4,9 @@
 // against the engine in Node; this file checks the page around them.
 import { test as nodeTest, after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
@@ -326,6 +328,32 @@ test('a model opened from files is named in the menu and the URL; reopening that
   assert.deepEqual(errors, []);
   await page.close();
   await again.close();
+});
+
+test('files with tensors their config does not use are refused with the list, and open anyway on request', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lantern-unused-'));
+  const config = JSON.parse(readFileSync(`${FIXTURES}gpt2-odd/config.json`, 'utf8'));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, n_layer: 1 }));
+  for (const f of ['model.safetensors', 'vocab.json']) copyFileSync(`${FIXTURES}gpt2-odd/${f}`, join(dir, f));
+  try {
+    const { page, errors } = await openPage('?model=gpt2-tiny&engine=strict');
+    await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json'].map((f) => join(dir, f)));
+    await page.waitForFunction(() => document.body.dataset.loadError);
+    assert.match(await page.textContent('#error'), /^Your model did not load: model\.safetensors holds 12 tensors that the model config\.json describes does not use \('transformer\.h\.1\.ln_1\.weight', .* and 6 more\)/);
+    assert.equal(await page.isVisible('#open-anyway'), true);
+    assert.equal(await page.inputValue('#model'), 'gpt2-tiny', 'the model shown stays');
+    await page.click('#open-anyway');
+    await page.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('your model: 1 layers'));
+    await ready(page);
+    assert.match(await page.textContent('#model-name'), /; 12 tensors of the file ignored$/);
+    assert.equal(await page.isVisible('#open-anyway'), false);
+    assert.doesNotMatch(await page.textContent('#error'), /did not load/); // the prompt may be too long for 11 tokens
+    assert.equal(await page.inputValue('#model'), 'files');
+    assert.deepEqual(errors, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('translate mode: the end of the translation is said, and characters outside the vocabulary show as <unk>', async () => {

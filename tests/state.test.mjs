@@ -9,9 +9,18 @@ import assert from 'node:assert/strict';
 import { decodeState, encodeState, validTemperature, validTopK, validTopP, validSeed, STAGES, KINDS, VIEWS, LANGS } from '../web/state.js';
 import { createLantern } from '../web/lantern.js';
 
+import { readFileSync } from 'node:fs';
+
 const RUNS = Number(process.env.LANTERN_PROPERTY_RUNS ?? 3000);
 const SEED = Number(process.env.LANTERN_PROPERTY_SEED ?? 20261124);
 const MODELS = ['austen', 'poetry', 'induction', 'zh-en'];
+
+// every decoded state is handed to a real session, as the page would
+const L = await createLantern();
+const dir = new URL('./fixtures/gpt2-odd/', import.meta.url);
+const model = L.loadModel({ config: readFileSync(new URL('config.json', dir), 'utf8'), weights: readFileSync(new URL('model.safetensors', dir)) });
+const session = model.createSession();
+session.forward([1, 2, 3]);
 
 /** mulberry32: a small seeded generator, so a failing case can be replayed from its seed. */
 function generator(seed) {
@@ -87,9 +96,19 @@ function checkDomain(s, query) {
 /** What the URL carries of a state: decode(encode(s)) must give these back. */
 const carried = (s) => ({ ...s, langInUrl: undefined, attn: undefined, filesName: s.model === 'files' ? s.filesName || null : null });
 
+/** Every decoded setting, handed to the engine as the page hands it, is accepted. */
+function checkEngineTakes(s, query) {
+  assert.ok(s.temperature === null || s.temperature === 0 || (s.temperature >= 1e-6 && s.temperature <= 1e6), `temperature ${query}`);
+  assert.ok(s.topK >= 0 && s.topK <= 1e9 && s.topP >= 1e-6 && s.topP <= 1 && s.seed >= 0 && s.seed <= 2 ** 31 - 1, query);
+  const p = session.probs({ temperature: s.temperature ?? 1, topK: s.topK, topP: s.topP });
+  assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-5, query);
+  session.setSeed(s.seed);
+}
+
 function checkOne(query) {
   const s = decodeState(query, MODELS);
   checkDomain(s, query);
+  checkEngineTakes(s, query);
   const again = decodeState(encodeState(s, { translating: true }), MODELS);
   assert.deepEqual(carried(again), carried(s), `round trip for ${JSON.stringify(query.slice(0, 200))}`);
   assert.equal(again.attn, s.attn);
@@ -113,18 +132,10 @@ test(`the URL state codec: ${RUNS} generated query strings (seed ${SEED})`, () =
   }
 });
 
-test('settings the codec accepts are accepted by the engine', async () => {
-  const L = await createLantern();
-  const { readFileSync } = await import('node:fs');
-  const dir = new URL('./fixtures/gpt2-odd/', import.meta.url);
-  const model = L.loadModel({ config: readFileSync(new URL('config.json', dir), 'utf8'), weights: readFileSync(new URL('model.safetensors', dir)) });
-  const s = model.createSession();
-  s.forward([1, 2, 3]);
+test('the extremes the codec accepts are accepted by the engine, and beyond them it falls back', () => {
   for (const query of ['?temperature=1e-6&topk=1000000000&topp=1e-6&seed=2147483647', '?temperature=1e6&topk=0&topp=1&seed=0', '?temperature=0']) {
-    const st = decodeState(query, MODELS);
-    const p = s.probs({ temperature: st.temperature, topK: st.topK, topP: st.topP });
-    assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-5, query);
-    s.setSeed(st.seed);
+    checkOne(query);
   }
-  model.free();
+  const s = decodeState('?temperature=9e-7&topk=1000000001&topp=9e-7&seed=2147483648', MODELS);
+  assert.deepEqual([s.temperature, s.topK, s.topP, s.seed], [null, 0, 1, 1]);
 });

@@ -65,6 +65,7 @@ let loaded = null;      // { name, origin, kind, build, threads }
 let view = null;        // the worker's last view
 let lastDrawn = 0;
 let pendingFilesName = null;
+let refusedFilesName = null; // files the worker refused only for unused tensors, which "open anyway" opens
 let translateAgain = false;
 let streamed = [];      // tokens come in while generating, not yet drawn
 let streamFrame = 0;
@@ -213,6 +214,8 @@ function onGenerated(d) {
 function onError(d) {
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
   if (d.during === 'load-files') {
+    refusedFilesName = d.code === 'unused-tensors' ? pendingFilesName : null;
+    $('open-anyway').hidden = refusedFilesName == null;
     pendingFilesName = null;
     $('error').textContent = t('loadFailed', message);
     document.body.dataset.loadError = d.message;
@@ -229,7 +232,9 @@ function describeModel() {
   const kind = t(`kinds.${loaded.kind}`) ?? loaded.kind;
   const engine = loaded.build === 'threads' ? t('engines.threads', loaded.threads) : t(`engines.${loaded.build}`) ?? loaded.build;
   const name = loaded.origin === 'files' ? t('yourModel') : loaded.name; // the files' names are in the menu
-  $('model-name').textContent = translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine);
+  const ignored = /^(\d+) tensors? in model\.safetensors/.exec(info.warnings?.[0] ?? '');
+  $('model-name').textContent = (translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine)) +
+    (ignored ? t('ignoredTensors', Number(ignored[1])) : '');
 }
 
 function onLoaded(d) {
@@ -242,6 +247,7 @@ function onLoaded(d) {
     fillModelMenu();
   }
   $('files-needed').hidden = true;
+  $('open-anyway').hidden = true;
   $('progress').value = 1;
   $('progress-text').textContent = '';
   describeModel();
@@ -404,6 +410,11 @@ async function openFiles(fileList) {
   client.loadFiles(files, pendingFilesName);
 }
 $('files').addEventListener('change', () => openFiles($('files').files));
+$('open-anyway').addEventListener('click', () => {
+  $('open-anyway').hidden = true;
+  pendingFilesName = refusedFilesName;
+  client.openAnyway(refusedFilesName);
+});
 document.addEventListener('dragover', (e) => e.preventDefault());
 document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataTransfer.files); });
 

@@ -59,6 +59,8 @@ export function createClient(worker, handlers) {
     stop() { if (generating) worker.postMessage({ type: 'stop' }); },
     load(base, name) { pending = null; inFlight = null; epoch = post({ type: 'load', base, name }); },
     loadFiles(files, name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files, name, transfer: Object.values(files) }); },
+    /** Open the files the worker just refused for unused tensors, ignoring those tensors. */
+    openAnyway(name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files: null, name, allowUnused: true }); },
     get generating() { return generating; },
   };
 }

@@ -137,7 +137,12 @@ export const STRINGS = {
       'no-bos': () => 'config.json has no bos_token_id: the page starts every translation with it.',
       'vocab-mismatch': ({ tok, model }) => `The tokenizer has ${tok} tokens but the model only ${model}.`,
       'too-large': ({ name, gb }) => `${name} is ${gb} GB: too large for the engine's 4 GB memory.`,
+      'unused-tensors': ({ n, names }) => `model.safetensors holds ${n} tensor${n === 1 ? '' : 's'} that the model ` +
+        `config.json describes does not use (${names}). The config may not match the checkpoint (n_layer? ` +
+        'tie_word_embeddings?): the model it describes would run without them.',
     },
+    openAnyway: 'Open anyway, ignoring those tensors',
+    ignoredTensors: (n) => `; ${n} tensor${n === 1 ? '' : 's'} of the file ignored`,
     engineError: (m) => `The engine says: ${m}`,
     loadFailed: (m) => `Your model did not load: ${m}`,
     openPlayground: 'Open in the playground ↗',
@@ -274,7 +279,11 @@ export const STRINGS = {
       'no-bos': () => 'config.json 没有 bos_token_id：本页用它开始每一次翻译。',
       'vocab-mismatch': ({ tok, model }) => `分词器有 ${tok} 个词元，但模型只有 ${model} 个。`,
       'too-large': ({ name, gb }) => `${name} 有 ${gb} GB：超出引擎 4 GB 的内存。`,
+      'unused-tensors': ({ n, names }) => `model.safetensors 中有 ${n} 个张量是 config.json 所描述的模型用不到的（${names}）。` +
+        '配置可能与权重文件不符（n_layer？tie_word_embeddings？）：按这个配置运行的模型会忽略它们。',
     },
+    openAnyway: '仍然打开，忽略这些张量',
+    ignoredTensors: (n) => `；已忽略文件中的 ${n} 个张量`,
     engineError: (m) => `引擎报告：${m}`,
     loadFailed: (m) => `你的模型没有加载成功：${m}`,
     openPlayground: '在完整页面中打开 ↗',

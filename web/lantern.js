@@ -134,9 +134,9 @@ export function engineImports(memory, grown = () => {}) {
  * allocations (a safetensors header of a million entries) would take quadratic time. Growing a
  * quarter more each time it grows makes the count of grows logarithmic, as emscripten's own JS
  * glue does; the pages are not touched, so the system commits them only when used. */
-function overgrow(memory) {
+function overgrow(memory, maxPages) {
   const pages = memory.buffer.byteLength / 65536;
-  const extra = Math.min(65536 - pages, Math.max(256, Math.ceil(pages / 4)));
+  const extra = Math.min(maxPages - pages, Math.max(256, Math.ceil(pages / 4)));
   if (extra <= 0) return;
   try {
     memory.grow(extra);
@@ -150,7 +150,11 @@ function sharedMemory(module) {
   if (!wanted) return null;
   // as large a reservation as this browser grants: 4 GB, else 2 or 1
   for (const maximum of [65536, 32768, 16384]) {
-    try { return new WebAssembly.Memory({ initial: 256, maximum, shared: true }); } catch { /* smaller */ }
+    try {
+      const memory = new WebAssembly.Memory({ initial: 256, maximum, shared: true });
+      memory.maxPages = maximum;
+      return memory;
+    } catch { /* smaller */ }
   }
   throw new LanternError('cannot reserve a shared memory for the threaded engine');
 }
@@ -158,7 +162,8 @@ function sharedMemory(module) {
 async function instantiate(module, threads) {
   const memory = sharedMemory(module);
   let engineMemory = memory;
-  const instance = await WebAssembly.instantiate(module, engineImports(memory, () => overgrow(engineMemory)));
+  // the exported memory's maximum is the build's 4 GB (-sMAXIMUM_MEMORY, --max-memory)
+  const instance = await WebAssembly.instantiate(module, engineImports(memory, () => overgrow(engineMemory, memory?.maxPages ?? 65536)));
   engineMemory = memory ?? instance.exports.memory;
   instance.exports._initialize?.();
   const lantern = new Lantern({ ...instance.exports, ...(memory ? { memory } : {}) });

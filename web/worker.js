@@ -166,14 +166,33 @@ async function fetchWithProgress(url, report) {
 
 const isTranslator = () => model?.isEncoderDecoder;
 
-function install(files, name, origin) {
+// Files refused only for holding tensors the model does not use, kept so that the person can
+// open them anyway (allowUnused) without picking them again.
+let refused = null;
+
+/** The engine's refusal of unused tensors, as a page error with the count and the names. */
+function unusedTensors(e) {
+  const m = /^model\.safetensors: (\d+) tensors? (?:is|are) not used by the model config\.json describes: (.*?)\. A config/.exec(e.message);
+  return m ? new PageError('unused-tensors', { n: Number(m[1]), names: m[2] }, e.message) : null;
+}
+
+function install(files, name, origin, allowUnused = false) {
   const { config, weights } = files;
   if (!config) throw new PageError('missing-file', { file: 'config.json' }, 'config.json is missing');
   if (!weights) throw new PageError('missing-file', { file: 'model.safetensors' }, 'model.safetensors is missing');
   const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
     : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
   if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
-  const newModel = lantern.loadModel({ config, weights });
+  let newModel;
+  try {
+    newModel = lantern.loadModel({ config, weights, allowUnused });
+  } catch (e) {
+    const unused = origin === 'files' ? unusedTensors(e) : null;
+    if (!unused) throw e;
+    refused = files;
+    throw unused;
+  }
+  refused = null;
   let newTok;
   try {
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
@@ -227,13 +246,19 @@ async function load(base, name) {
   install({ config, weights, tokenizerJson, vocab: tokenizerJson ? null : vocab, merges }, name, 'shipped');
 }
 
-async function loadFiles(files, name) {
+/** Open files the person picked; files null with allowUnused: the ones just refused, anyway. */
+async function loadFiles(files, name, allowUnused = false) {
   lantern ??= await createLantern({ build: engineBuild });
+  if (!files) {
+    if (!refused) throw new Error('there are no refused files to open');
+    install(refused, name, 'files', allowUnused);
+    return;
+  }
   const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
   install({
     config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
     vocab: byName('vocab.json'), merges: byName('merges.txt'),
-  }, name, 'files');
+  }, name, 'files', allowUnused);
 }
 
 // ---------------------------------------------------------------- the sequence
@@ -469,7 +494,7 @@ onmessage = ({ data }) => {
   queue = queue.then(async () => {
     try {
       if (data.type === 'load') await load(data.base, data.name);
-      else if (data.type === 'load-files') await loadFiles(data.files, data.name);
+      else if (data.type === 'load-files') await loadFiles(data.files, data.name, data.allowUnused === true);
       else if (!model) throw new Error('no model is loaded');
       else if (data.type === 'view') view(data);
       else if (data.type === 'generate') await generate(data);
