@@ -14,7 +14,7 @@
  * KEY_POS all positions so far (the keys those rows attended to), SRC_POS the positions of the
  * encoded source (encoder-decoder models). */
 typedef enum { LT_DIM_POS, LT_DIM_KEY_POS, LT_DIM_HEAD, LT_DIM_D_HEAD, LT_DIM_D_MODEL,
-               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_SRC_POS, LT_DIM_COUNT } lt_dim;
+               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_SRC_POS, LT_DIM_ONE, LT_DIM_COUNT } lt_dim;
 
 /* When a hook is written: by every forward pass or step (of the decoder, for encoder-decoder
  * models), or once per source by lt_session_encode. */
@@ -32,9 +32,9 @@ typedef struct lt_hook_def {
 
 /* The hooks of the GPT-2 family, in the order a forward pass reaches them. */
 typedef enum {
-    LT_H_EMBED, LT_H_POS_EMBED, LT_H_RESID_PRE, LT_H_LN1, LT_H_Q, LT_H_K, LT_H_V,
-    LT_H_ATTN_SCORES, LT_H_PATTERN, LT_H_Z, LT_H_ATTN_OUT, LT_H_RESID_MID, LT_H_LN2,
-    LT_H_MLP_PRE, LT_H_MLP_POST, LT_H_MLP_OUT, LT_H_RESID_POST, LT_H_LN_FINAL, LT_H_LOGITS,
+    LT_H_EMBED, LT_H_POS_EMBED, LT_H_RESID_PRE, LT_H_LN1_SCALE, LT_H_LN1, LT_H_Q, LT_H_K, LT_H_V,
+    LT_H_ATTN_SCORES, LT_H_PATTERN, LT_H_Z, LT_H_ATTN_OUT, LT_H_RESID_MID, LT_H_LN2_SCALE, LT_H_LN2,
+    LT_H_MLP_PRE, LT_H_MLP_POST, LT_H_MLP_OUT, LT_H_RESID_POST, LT_H_LN_FINAL_SCALE, LT_H_LN_FINAL, LT_H_LOGITS,
     LT_H_GPT2_COUNT
 } lt_gpt2_hook;
 
@@ -44,14 +44,15 @@ extern const lt_hook_def lt_gpt2_hooks[LT_H_GPT2_COUNT];
  * GPT-2 names under "encoder." and "decoder." prefixes. */
 typedef enum {
     LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED, LT_T_ENC_RESID_PRE, LT_T_ENC_Q, LT_T_ENC_K, LT_T_ENC_V,
-    LT_T_ENC_SCORES, LT_T_ENC_PATTERN, LT_T_ENC_Z, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1,
-    LT_T_ENC_RESID_MID, LT_T_ENC_MLP_PRE, LT_T_ENC_MLP_POST, LT_T_ENC_MLP_OUT, LT_T_ENC_LN2,
-    LT_T_ENC_RESID_POST, LT_T_ENC_LN_FINAL, LT_T_CROSS_K, LT_T_CROSS_V,
+    LT_T_ENC_SCORES, LT_T_ENC_PATTERN, LT_T_ENC_Z, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1_SCALE, LT_T_ENC_LN1,
+    LT_T_ENC_RESID_MID, LT_T_ENC_MLP_PRE, LT_T_ENC_MLP_POST, LT_T_ENC_MLP_OUT, LT_T_ENC_LN2_SCALE, LT_T_ENC_LN2,
+    LT_T_ENC_RESID_POST, LT_T_ENC_LN_FINAL_SCALE, LT_T_ENC_LN_FINAL, LT_T_CROSS_K, LT_T_CROSS_V,
     LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED, LT_T_DEC_RESID_PRE, LT_T_DEC_Q, LT_T_DEC_K, LT_T_DEC_V,
-    LT_T_DEC_SCORES, LT_T_DEC_PATTERN, LT_T_DEC_Z, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1,
+    LT_T_DEC_SCORES, LT_T_DEC_PATTERN, LT_T_DEC_Z, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1_SCALE, LT_T_DEC_LN1,
     LT_T_DEC_RESID_MID, LT_T_CROSS_Q, LT_T_CROSS_SCORES, LT_T_CROSS_PATTERN, LT_T_CROSS_Z,
-    LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2, LT_T_DEC_MLP_PRE, LT_T_DEC_MLP_POST,
-    LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST, LT_T_DEC_LN_FINAL, LT_T_LOGITS,
+    LT_T_CROSS_OUT, LT_T_DEC_LN2_SCALE, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2, LT_T_DEC_MLP_PRE, LT_T_DEC_MLP_POST,
+    LT_T_DEC_MLP_OUT, LT_T_DEC_LN3_SCALE, LT_T_DEC_LN3, LT_T_DEC_RESID_POST, LT_T_DEC_LN_FINAL_SCALE,
+    LT_T_DEC_LN_FINAL, LT_T_LOGITS,
     LT_T_COUNT
 } lt_transformer_hook;
 
@@ -215,8 +216,17 @@ struct lt_model {
     int32_t hook_logits;  /* the index of "logits" in hooks */
     int32_t max_layers;   /* capture slots per hook: max(n_layer, n_enc_layer) */
     char *description;    /* lt_model_describe's JSON */
+    struct lt_scratch *scratch; /* where lt_model_tensor rearranges a weight (weights.c) */
     char *warning;        /* what loading let pass (allow_unused), or NULL */
 };
+
+/* The buffer lt_model_tensor writes a rearranged weight into: valid until its next call. */
+typedef struct lt_scratch {
+    float *data;
+    size_t cap; /* floats */
+} lt_scratch;
+/* Every name lt_model_tensor knows, appended to b as a JSON array (weights.c). */
+void lt_weights_list(const lt_model *m, lt_buf *b);
 
 int32_t lt_gpt2_load(lt_model *m, const lt_json *config, const lt_st_file *st,
                      const lt_model_params *params);
@@ -288,6 +298,10 @@ static inline size_t lt_widest_row(const lt_model *m) {
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as
  * [n, width] if that hook is captured. */
+/* Capture, when wanted, what LayerNorm divides each of n rows of x [n, d] by: sqrt(var + eps)
+ * (TransformerLens's hook_scale, [n, 1]); call it with LayerNorm's input, before an in-place
+ * norm overwrites it. */
+void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float *x, int32_t n, int32_t d);
 void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,
                      int32_t stride, int32_t col, int32_t width);
 

@@ -319,6 +319,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
         lt_capture_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d);
 
+        lt_capture_ln_scale(s, LT_H_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
         lt_capture_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
         matmul(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
@@ -336,6 +337,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_k_add(x, tmp, (int64_t)nd);
         lt_capture_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
 
+        lt_capture_ln_scale(s, LT_H_LN2_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
         lt_capture_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
         matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
@@ -353,6 +355,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     const bool all_rows = lt_capture(s, LT_H_LOGITS, 0) || lt_capture(s, LT_H_LN_FINAL, 0);
     const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
     float *xf = xn + (size_t)first * d;
+    lt_capture_ln_scale(s, LT_H_LN_FINAL_SCALE, 0, x, n, d);
     lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
     if (lt_capture(s, LT_H_LOGITS, 0)) lt_defer_logits(s, xf, rows);

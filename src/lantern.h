@@ -144,10 +144,19 @@ int32_t lt_model_n_layer(const lt_model *model);
  * model. */
 const char *lt_model_describe(const lt_model *model);
 
-/* A tensor of the model itself, not of a pass: "W_pos" (GPT-2's learned position embeddings),
- * "encoder.W_pos" and "decoder.W_pos" (encoder-decoder: the sinusoidal or learned positional
- * encodings), each [n_ctx, d_model]. Valid while the model lives.
- * Returns LT_OK or LT_ERR_INVALID_ARGUMENT (no such tensor). */
+/* A weight of the model, by its TransformerLens name and in TransformerLens's shape, as f32
+ * with the values the engine computes with (however it holds them: 16-bit values widened, 8-bit
+ * ones times their block's scale). GPT-2: W_E [d_vocab, d_model], W_pos [n_ctx, d_model],
+ * blocks.{l}.ln1.w/.b and ln2.w/.b [d_model], blocks.{l}.attn.W_Q/W_K/W_V [n_heads, d_model,
+ * d_head], b_Q/b_K/b_V [n_heads, d_head], W_O [n_heads, d_head, d_model], b_O [d_model],
+ * blocks.{l}.mlp.W_in [d_model, d_mlp], b_in [d_mlp], W_out [d_mlp, d_model], b_out [d_model],
+ * ln_final.w/.b [d_model], W_U [d_model, d_vocab], b_U [d_vocab] (zeros when the model has no
+ * output bias). Encoder-decoder models name theirs under "encoder." and "decoder." (W_E, W_pos
+ * (the sinusoidal or learned positional encodings), blocks, ln_final when final_norm), with
+ * cross-attention as decoder.blocks.{l}.cross_attn.* and norm1/2/3 as ln1/ln2/ln3, and W_U, b_U
+ * at the top. model_tensors in the description lists every name. The data is valid until the
+ * next lt_model_tensor call on this model, or while the model lives for W_pos and the vectors.
+ * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no such tensor) or LT_ERR_OUT_OF_MEMORY. */
 int32_t lt_model_tensor(const lt_model *model, const char *name, const float **data,
                         int32_t shape[LT_MAX_DIMS], int32_t *ndim);
 

@@ -35,6 +35,7 @@ static const char *in_memory(const lt_model *m) {
 
 /* The members both families' descriptions end with, and the closing brace. */
 static void finish_description(const lt_model *m, lt_buf *b) {
+    lt_weights_list(m, b);
     lt_buf_printf(b, ",\"warnings\":[");
     if (m->warning) lt_buf_json_string(b, m->warning);
     lt_buf_printf(b, "]}");
@@ -51,7 +52,7 @@ static char *describe(const lt_model *m) {
                       "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
                       "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
                       "\"weight_bytes\":%zu,\"weights_in_memory\":\"F32\","
-                      "\"model_tensors\":[\"encoder.W_pos\",\"decoder.W_pos\"]",
+                      "\"model_tensors\":",
                       m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
                       m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
                       m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
@@ -67,7 +68,7 @@ static char *describe(const lt_model *m) {
                   "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
                   "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
                   "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\","
-                  "\"model_tensors\":[\"W_pos\"]",
+                  "\"model_tensors\":",
                   m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
                   m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
                   m->n_params, m->weight_bytes, in_memory(m));
@@ -87,6 +88,10 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     lt_json *cfg = NULL;
     lt_st_file st = {0};
     lt_model *m = calloc(1, sizeof *m);
+    if (m && !(m->scratch = calloc(1, sizeof *m->scratch))) {
+        free(m);
+        m = NULL;
+    }
     if (!m) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     int32_t rc = lt_json_parse(config_json, config_len, "config.json", &cfg);
     if (rc) goto done;
@@ -135,6 +140,8 @@ void lt_model_free(lt_model *m) {
     free(m->dec);
     free(m->description);
     free(m->warning);
+    if (m->scratch) free(m->scratch->data);
+    free(m->scratch);
     free(m);
 }
 
@@ -142,22 +149,3 @@ int32_t lt_model_n_vocab(const lt_model *m) { return m ? m->n_vocab : 0; }
 int32_t lt_model_n_ctx(const lt_model *m) { return m ? m->n_ctx : 0; }
 int32_t lt_model_n_layer(const lt_model *m) { return m ? m->n_layer : 0; }
 const char *lt_model_describe(const lt_model *m) { return m ? m->description : "{}"; }
-
-int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data, int32_t shape[LT_MAX_DIMS],
-                        int32_t *ndim) {
-    if (!m || !name || !data || !shape || !ndim)
-        return lt_fail(LT_ERR_INVALID_ARGUMENT, "model tensor: missing argument");
-    const float *p = NULL;
-    if (m->family == LT_FAMILY_GPT2 && !strcmp(name, "W_pos")) p = m->wpe;
-    else if (m->family == LT_FAMILY_TRANSFORMER && !strcmp(name, "encoder.W_pos")) p = m->src_pos;
-    else if (m->family == LT_FAMILY_TRANSFORMER && !strcmp(name, "decoder.W_pos")) p = m->tgt_pos;
-    if (!p)
-        return lt_fail(LT_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%.100s\" (see model_tensors "
-                                                "in its description)", name);
-    *data = p;
-    *ndim = 2;
-    shape[0] = m->n_ctx;
-    shape[1] = m->d_model;
-    shape[2] = shape[3] = 0;
-    return LT_OK;
-}

@@ -164,6 +164,7 @@ static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_
     case LT_DIM_D_MODEL: return m->d_model;
     case LT_DIM_D_MLP: return m->d_mlp;
     case LT_DIM_D_VOCAB: return m->n_vocab;
+    case LT_DIM_ONE: return 1;
     case LT_DIM_COUNT: break;
     }
     return 0;
@@ -255,6 +256,19 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer) {
     lt_capture_slot *c = slot(s, hook, layer);
     return c->wanted ? c->data : NULL;
+}
+
+void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float *x, int32_t n, int32_t d) {
+    float *dst = hook >= 0 ? lt_capture(s, hook, layer) : NULL;
+    if (!dst) return;
+    for (int32_t t = 0; t < n; t++) {
+        const float *r = x + (size_t)t * d;
+        double mean = 0, var = 0;
+        for (int32_t i = 0; i < d; i++) mean += r[i];
+        mean /= d;
+        for (int32_t i = 0; i < d; i++) var += (r[i] - mean) * (r[i] - mean);
+        dst[t] = (float)sqrt(var / d + s->model->ln_eps);
+    }
 }
 
 void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,

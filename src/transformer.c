@@ -230,6 +230,7 @@ int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *s
     m->max_layers = m->n_layer > m->n_enc_layer ? m->n_layer : m->n_enc_layer;
     for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
     m->hook_present[LT_T_ENC_LN_FINAL] = m->hook_present[LT_T_DEC_LN_FINAL] = m->final_norm;
+    m->hook_present[LT_T_ENC_LN_FINAL_SCALE] = m->hook_present[LT_T_DEC_LN_FINAL_SCALE] = m->final_norm;
     return LT_OK;
 }
 
@@ -245,20 +246,24 @@ typedef struct {
     int32_t q, k, v, scores, pattern, z; /* attention sublayers */
     int32_t pre, post;                   /* FFN sublayers: hidden layer before and after the activation */
     int32_t out, ln, resid;              /* every sublayer: its output, its norm, the stream after it */
+    int32_t scale;                       /* what its norm divides by */
 } sub_hooks;
 
 #define NONE -1
 static const sub_hooks ENC_ATTN = {LT_T_ENC_Q, LT_T_ENC_K, LT_T_ENC_V, LT_T_ENC_SCORES, LT_T_ENC_PATTERN,
-                                   LT_T_ENC_Z, NONE, NONE, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1, LT_T_ENC_RESID_MID};
+                                   LT_T_ENC_Z, NONE, NONE, LT_T_ENC_ATTN_OUT, LT_T_ENC_LN1, LT_T_ENC_RESID_MID,
+                                   LT_T_ENC_LN1_SCALE};
 static const sub_hooks DEC_ATTN = {LT_T_DEC_Q, LT_T_DEC_K, LT_T_DEC_V, LT_T_DEC_SCORES, LT_T_DEC_PATTERN,
-                                   LT_T_DEC_Z, NONE, NONE, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1, LT_T_DEC_RESID_MID};
+                                   LT_T_DEC_Z, NONE, NONE, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1, LT_T_DEC_RESID_MID,
+                                   LT_T_DEC_LN1_SCALE};
 /* the cross-attention keys and values are captured by lt_transformer_encode */
 static const sub_hooks CROSS_ATTN = {LT_T_CROSS_Q, NONE, NONE, LT_T_CROSS_SCORES, LT_T_CROSS_PATTERN,
-                                     LT_T_CROSS_Z, NONE, NONE, LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2};
+                                     LT_T_CROSS_Z, NONE, NONE, LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2,
+                                     LT_T_DEC_LN2_SCALE};
 static const sub_hooks ENC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_ENC_MLP_PRE, LT_T_ENC_MLP_POST,
-                                  LT_T_ENC_MLP_OUT, LT_T_ENC_LN2, LT_T_ENC_RESID_POST};
+                                  LT_T_ENC_MLP_OUT, LT_T_ENC_LN2, LT_T_ENC_RESID_POST, LT_T_ENC_LN2_SCALE};
 static const sub_hooks DEC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_DEC_MLP_PRE, LT_T_DEC_MLP_POST,
-                                  LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST};
+                                  LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST, LT_T_DEC_LN3_SCALE};
 
 /* Where to write a hook, or NULL (not captured, or not a hook of this sublayer). */
 static float *target(lt_session *s, int32_t hook, int32_t l) { return hook >= 0 ? lt_capture(s, hook, l) : NULL; }
@@ -272,6 +277,7 @@ static void capture(lt_session *s, int32_t hook, int32_t l, const float *src, in
 static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
     const lt_model *m = s->model;
     if (!m->pre_ln) return s->x;
+    lt_capture_ln_scale(s, hk->scale, l, s->x, n, m->d_model);
     lt_k_layernorm(s->xn, s->x, ln->w, ln->b, n, m->d_model, m->ln_eps);
     capture(s, hk->ln, l, s->xn, n, m->d_model, 0, m->d_model);
     return s->xn;
@@ -284,6 +290,7 @@ static void sublayer_out(lt_session *s, const lt_ln *ln, const sub_hooks *hk, in
     capture(s, hk->out, l, s->tmp, n, d, 0, d);
     lt_k_add(s->x, s->tmp, (int64_t)n * d);
     if (!m->pre_ln) {
+        lt_capture_ln_scale(s, hk->scale, l, s->x, n, d);
         lt_k_layernorm(s->x, s->x, ln->w, ln->b, n, d, m->ln_eps);
         capture(s, hk->ln, l, s->x, n, d, 0, d);
     }
@@ -374,6 +381,7 @@ void lt_transformer_encode(lt_session *s, int32_t n) {
         ffn(s, &y->ffn, &y->ln2, &ENC_FFN, l, n);
     }
     if (m->final_norm) {
+        lt_capture_ln_scale(s, LT_T_ENC_LN_FINAL_SCALE, 0, s->x, n, d);
         lt_k_layernorm(s->x, s->x, m->enc_norm.w, m->enc_norm.b, n, d, m->ln_eps);
         lt_capture_rows(s, LT_T_ENC_LN_FINAL, 0, s->x, n, d, 0, d);
     }
@@ -418,6 +426,7 @@ void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
     const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
     float *xf = s->x + (size_t)first * d;
     if (m->final_norm) {
+        lt_capture_ln_scale(s, LT_T_DEC_LN_FINAL_SCALE, 0, s->x, n, d);
         lt_k_layernorm(xf, xf, m->dec_norm.w, m->dec_norm.b, rows, d, m->ln_eps);
         lt_capture_rows(s, LT_T_DEC_LN_FINAL, 0, s->x, n, d, 0, d);
     }

@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  lantern, readFixture, readGolden, compareArrays, sliceRows, splitSafetensors, joinSafetensors, gpt2TokenizerFiles,
+  lantern, readFixture, readGolden, sliceRows, splitSafetensors, joinSafetensors, gpt2TokenizerFiles,
+  assertStillWorks as stillWorks,
 } from './helpers.mjs';
 import { createLantern, LanternError, formatBytes } from '../web/lantern.js';
 
@@ -17,13 +18,7 @@ const golden = readGolden('gpt2-odd');
 const goldenLast = sliceRows(golden.tensors.get('logits'), golden.prompt.length - 1, golden.prompt.length).data;
 const config = JSON.parse(fixture.config);
 
-function assertStillWorks() {
-  const model = L.loadModel(fixture);
-  const s = model.createSession();
-  s.forward(golden.prompt);
-  assert.equal(compareArrays(s.logits(), goldenLast), null);
-  model.free();
-}
+const assertStillWorks = () => stillWorks(L);
 
 /** call throws a LanternError whose message matches pattern; the engine still works after. */
 function refuses(call, pattern) {

@@ -146,7 +146,7 @@ test('tensor list: every name with symbolic dims, and shapes only once captured'
   const model = L.loadModel(readFixture('gpt2-odd'));
   const session = model.createSession({ capture: 'blocks.1.attn.hook_q' });
   let list = session.tensorList();
-  assert.equal(list.length, 3 + 15 * model.info.n_layer + 1);
+  assert.equal(list.length, 5 + 17 * model.info.n_layer); // embed, pos_embed, ln_final scale and normalized, logits
   const q = list.find((t) => t.name === 'blocks.1.attn.hook_q');
   assert.deepEqual(q.dims, ['pos', 'head', 'd_head']);
   assert.equal(q.shape, null);

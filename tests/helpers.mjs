@@ -140,6 +140,17 @@ export function sliceRows(t, from, to) {
   return { shape: [to - from, ...t.shape.slice(1)], data: t.data.subarray(from * row, to * row) };
 }
 
+/** After bad input: the same engine instance still loads gpt2-odd and gives its golden logits. */
+export function assertStillWorks(L) {
+  const golden = readGolden('gpt2-odd');
+  const last = sliceRows(golden.tensors.get('logits'), golden.prompt.length - 1, golden.prompt.length).data;
+  const model = L.loadModel(readFixture('gpt2-odd'));
+  const s = model.createSession();
+  s.forward(golden.prompt);
+  assert.equal(compareArrays(s.logits(), last), null);
+  model.free();
+}
+
 /** Split a safetensors file into its parsed header and its data section. */
 export function splitSafetensors(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

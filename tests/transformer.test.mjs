@@ -177,7 +177,7 @@ test('positional encodings: the sinusoid table of the paper, and learned tables 
   }
   assert.deepEqual(model.tensor('decoder.W_pos').data, data, 'one table for both sides');
   assert.equal(model.info.positions, 'sinusoidal');
-  assert.deepEqual(model.info.model_tensors, ['encoder.W_pos', 'decoder.W_pos']);
+  assert.ok(model.info.model_tensors.includes('encoder.W_pos') && model.info.model_tensors.includes('decoder.W_pos'));
   assert.throws(() => model.tensor('W_pos'), /no tensor named "W_pos"/);
   model.free();
 

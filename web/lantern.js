@@ -512,7 +512,8 @@ class Model {
   /** True for the encoder-decoder family: sessions need encode() before decoding. */
   get isEncoderDecoder() { return this.info.family === 'transformer'; }
 
-  /** A tensor of the model itself (see info.model_tensors), e.g. 'encoder.W_pos': { name, shape, data }. */
+  /** A weight by its TransformerLens name, in TransformerLens's shape (see info.model_tensors), e.g.
+   * 'blocks.0.attn.W_Q' [n_heads, d_model, d_head]: { name, shape, data } with the values the engine uses. */
   tensor(name) {
     const L = this.lantern;
     const h = this.live();

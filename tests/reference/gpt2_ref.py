@@ -45,7 +45,9 @@ def run(cfg, w, ids):
     T = len(ids)
     hooks = {}
 
-    def ln(x, prefix):
+    def ln(x, prefix, scale_hook):
+        """LayerNorm, recording what it divides by (TransformerLens's hook_scale, [pos, 1])."""
+        hooks[scale_hook] = (x.var(-1, unbiased=False, keepdim=True) + eps).sqrt()
         return torch.nn.functional.layer_norm(x, (d,), w[prefix + ".weight"], w[prefix + ".bias"], eps)
 
     idx = torch.tensor(ids)
@@ -56,7 +58,7 @@ def run(cfg, w, ids):
     for l in range(n_layer):
         p, b = f"h.{l}.", f"blocks.{l}."
         hooks[b + "hook_resid_pre"] = x
-        xn = ln(x, p + "ln_1")
+        xn = ln(x, p + "ln_1", b + "ln1.hook_scale")
         hooks[b + "ln1.hook_normalized"] = xn
         qkv = xn @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
         q, k, v = (t.reshape(T, n_head, d_head) for t in qkv.split(d, dim=-1))
@@ -72,7 +74,7 @@ def run(cfg, w, ids):
         hooks[b + "hook_attn_out"] = attn_out
         x = x + attn_out
         hooks[b + "hook_resid_mid"] = x
-        xn = ln(x, p + "ln_2")
+        xn = ln(x, p + "ln_2", b + "ln2.hook_scale")
         hooks[b + "ln2.hook_normalized"] = xn
         pre = xn @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
         hooks[b + "mlp.hook_pre"] = pre
@@ -82,11 +84,37 @@ def run(cfg, w, ids):
         hooks[b + "hook_mlp_out"] = mlp_out
         x = x + mlp_out
         hooks[b + "hook_resid_post"] = x
-    xf = ln(x, "ln_f")
+    xf = ln(x, "ln_f", "ln_final.hook_scale")
     hooks["ln_final.hook_normalized"] = xf
     unembed = w["wte.weight"] if tied else w["lm_head.weight"]
     hooks["logits"] = xf @ unembed.T
     return hooks
+
+
+def tl_weights(cfg, w):
+    """The weights by TransformerLens name, in TransformerLens's shapes (as its GPT-2 weight
+    conversion arranges them): attention's q = x W_Q[h] + b_Q[h], its output sum_h z[h] W_O[h]
+    + b_O, the logits x W_U + b_U."""
+    n_layer, n_head, d = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
+    d_head = d // n_head
+    tied = cfg.get("tie_word_embeddings", True)
+    out = {"W_E": w["wte.weight"], "W_pos": w["wpe.weight"]}
+    for l in range(n_layer):
+        p, b = f"h.{l}.", f"blocks.{l}."
+        out[b + "ln1.w"], out[b + "ln1.b"] = w[p + "ln_1.weight"], w[p + "ln_1.bias"]
+        out[b + "ln2.w"], out[b + "ln2.b"] = w[p + "ln_2.weight"], w[p + "ln_2.bias"]
+        # Conv1D c_attn: [d_model, 3 d_model], x @ W, the outputs q | k | v, each heads x d_head
+        for name, W, bias in zip("QKV", w[p + "attn.c_attn.weight"].split(d, dim=1), w[p + "attn.c_attn.bias"].split(d)):
+            out[b + f"attn.W_{name}"] = W.reshape(d, n_head, d_head).permute(1, 0, 2)
+            out[b + f"attn.b_{name}"] = bias.reshape(n_head, d_head)
+        out[b + "attn.W_O"] = w[p + "attn.c_proj.weight"].reshape(n_head, d_head, d)
+        out[b + "attn.b_O"] = w[p + "attn.c_proj.bias"]
+        out[b + "mlp.W_in"], out[b + "mlp.b_in"] = w[p + "mlp.c_fc.weight"], w[p + "mlp.c_fc.bias"]
+        out[b + "mlp.W_out"], out[b + "mlp.b_out"] = w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"]
+    out["ln_final.w"], out["ln_final.b"] = w["ln_f.weight"], w["ln_f.bias"]
+    out["W_U"] = (w["wte.weight"] if tied else w["lm_head.weight"]).T
+    out["b_U"] = torch.zeros(out["W_U"].shape[1], dtype=torch.float64)
+    return out
 
 
 def main():

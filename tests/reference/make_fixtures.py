@@ -135,6 +135,14 @@ def random_weights(spec):
     return w, prompt
 
 
+def write_tl_weights(folder, weights):
+    """The weights by TransformerLens name and shape, as the twin arranges them from the file: what
+    model.tensor(name) must give back (f32 holds every stored F32, F16 and BF16 value exactly)."""
+    safetensors_io.save(os.path.join(folder, "tl_weights.safetensors"),
+                        {k: v.contiguous().to(torch.float32) for k, v in weights.items()},
+                        {"note": "the model's weights by TransformerLens name, from the PyTorch twin"})
+
+
 def write_fixture(name, spec):
     folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
@@ -174,6 +182,7 @@ def write_fixture(name, spec):
     golden = {k: v.to(torch.float32) for k, v in hooks.items()}
     safetensors_io.save(os.path.join(folder, "golden.safetensors"), golden,
                         {"prompt": json.dumps(prompt)})
+    write_tl_weights(folder, gpt2_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 
@@ -301,6 +310,7 @@ def write_transformer_fixture(name, spec):
         safetensors_io.save(os.path.join(folder, f"golden{suffix}.safetensors"),
                             {k: v.to(torch.float32) for k, v in hooks.items()},
                             {"src": json.dumps(source), "tgt": json.dumps(tgt)})
+    write_tl_weights(folder, transformer_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, source {src} (padded to {len(padded)}), "
           f"target {tgt}")
 

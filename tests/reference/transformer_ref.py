@@ -60,7 +60,9 @@ def run(cfg, w, src, tgt, pad_id=None):
     S, T = len(src), len(tgt)
     hooks = {}
 
-    def ln(x, name):
+    def ln(x, name, scale_hook):
+        """LayerNorm, recording what it divides by (TransformerLens's hook_scale, [pos, 1])."""
+        hooks[scale_hook] = (x.var(-1, unbiased=False, keepdim=True) + eps).sqrt()
         return torch.nn.functional.layer_norm(x, (d,), w[name + ".weight"], w[name + ".bias"], eps)
 
     def linear(x, name):
@@ -95,8 +97,9 @@ def run(cfg, w, src, tgt, pad_id=None):
 
     def sublayer(b, x, norm, ln_hook, f, out_hook, resid_hook):
         """Add & Norm around f: post-LN x = LN(x + f(x)); pre-LN x = x + f(LN(x))."""
+        scale_hook = b + ln_hook.replace("hook_normalized", "hook_scale")
         if pre_ln:
-            xn = ln(x, norm)
+            xn = ln(x, norm, scale_hook)
             hooks[b + ln_hook] = xn
             out = f(xn)
             hooks[b + out_hook] = out
@@ -104,7 +107,7 @@ def run(cfg, w, src, tgt, pad_id=None):
         else:
             out = f(x)
             hooks[b + out_hook] = out
-            x = ln(x + out, norm)
+            x = ln(x + out, norm, scale_hook)
             hooks[b + ln_hook] = x
         hooks[b + resid_hook] = x
         return x
@@ -126,7 +129,7 @@ def run(cfg, w, src, tgt, pad_id=None):
         x = sublayer(b, x, p + "norm2", "ln2.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
                      "hook_resid_post")
     if final_norm:
-        x = ln(x, "encoder.norm")
+        x = ln(x, "encoder.norm", "encoder.ln_final.hook_scale")
         hooks["encoder.ln_final.hook_normalized"] = x
     memory = x
 
@@ -147,7 +150,7 @@ def run(cfg, w, src, tgt, pad_id=None):
         x = sublayer(b, x, p + "norm3", "ln3.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
                      "hook_resid_post")
     if final_norm:
-        x = ln(x, "decoder.norm")
+        x = ln(x, "decoder.norm", "decoder.ln_final.hook_scale")
         hooks["decoder.ln_final.hook_normalized"] = x
     if cfg.get("tie_output", True):
         logits = x @ tgt_embed.T
@@ -157,6 +160,57 @@ def run(cfg, w, src, tgt, pad_id=None):
             logits = logits + w["generator.bias"]
     hooks["logits"] = logits
     return hooks
+
+
+def tl_weights(cfg, w):
+    """The weights by lantern's TransformerLens-style names and shapes (see gpt2_ref.tl_weights),
+    from nn.Transformer's: in_proj_weight [3 d_model, d_model] holds q | k | v along its rows
+    and computes x W^T, out_proj and the FFN's linear layers likewise."""
+    d, n_head = cfg["d_model"], cfg["n_head"]
+    d_head = d // n_head
+    out = {}
+    shared = cfg.get("share_embeddings", False)
+
+    def mha(b, name):
+        for part, W, bias in zip("QKV", w[name + ".in_proj_weight"].split(d, dim=0), w[name + ".in_proj_bias"].split(d)):
+            out[b + f"W_{part}"] = W.T.reshape(d, n_head, d_head).permute(1, 0, 2)
+            out[b + f"b_{part}"] = bias.reshape(n_head, d_head)
+        out[b + "W_O"] = w[name + ".out_proj.weight"].T.reshape(n_head, d_head, d)
+        out[b + "b_O"] = w[name + ".out_proj.bias"]
+
+    def norm(b, name):
+        out[b + ".w"], out[b + ".b"] = w[name + ".weight"], w[name + ".bias"]
+
+    def ffn(b, p):
+        out[b + "mlp.W_in"], out[b + "mlp.b_in"] = w[p + "linear1.weight"].T, w[p + "linear1.bias"]
+        out[b + "mlp.W_out"], out[b + "mlp.b_out"] = w[p + "linear2.weight"].T, w[p + "linear2.bias"]
+
+    out["encoder.W_E"] = w["src_embed.weight"]
+    out["decoder.W_E"] = w["src_embed.weight"] if shared else w["tgt_embed.weight"]
+    out["encoder.W_pos"], out["decoder.W_pos"] = positions(cfg, w, "src"), positions(cfg, w, "tgt")
+    for l in range(cfg["n_encoder_layers"]):
+        b, p = f"encoder.blocks.{l}.", f"encoder.layers.{l}."
+        mha(b + "attn.", p + "self_attn")
+        norm(b + "ln1", p + "norm1")
+        norm(b + "ln2", p + "norm2")
+        ffn(b, p)
+    for l in range(cfg["n_decoder_layers"]):
+        b, p = f"decoder.blocks.{l}.", f"decoder.layers.{l}."
+        mha(b + "attn.", p + "self_attn")
+        mha(b + "cross_attn.", p + "multihead_attn")
+        for k in (1, 2, 3):
+            norm(b + f"ln{k}", p + f"norm{k}")
+        ffn(b, p)
+    if cfg.get("final_norm", cfg.get("norm_first", False)):
+        norm("encoder.ln_final", "encoder.norm")
+        norm("decoder.ln_final", "decoder.norm")
+    if cfg.get("tie_output", True):
+        out["W_U"] = out["decoder.W_E"].T
+        out["b_U"] = torch.zeros(out["W_U"].shape[1], dtype=torch.float64)
+    else:
+        out["W_U"] = w["generator.weight"].T
+        out["b_U"] = w["generator.bias"] if "generator.bias" in w else torch.zeros(out["W_U"].shape[1], dtype=torch.float64)
+    return out
 
 
 def main():
