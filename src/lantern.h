@@ -155,7 +155,7 @@ const char *lt_model_describe(const lt_model *model);
  * (the sinusoidal or learned positional encodings), blocks, ln_final when final_norm), with
  * cross-attention as decoder.blocks.{l}.cross_attn.* and norm1/2/3 as ln1/ln2/ln3, and W_U, b_U
  * at the top. model_tensors in the description lists every name. The data is valid until the
- * next lt_model_tensor call on this model, or while the model lives for W_pos and the vectors.
+ * next lt_model_tensor call on this model (some tensors point into the model itself).
  * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no such tensor) or LT_ERR_OUT_OF_MEMORY. */
 int32_t lt_model_tensor(const lt_model *model, const char *name, const float **data,
                         int32_t shape[LT_MAX_DIMS], int32_t *ndim);

@@ -14,7 +14,6 @@
  * norm1/norm2/norm3 as ln1/ln2/ln3), with W_U and b_U at the top. */
 #include "engine.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,6 +243,11 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
                                                 "in its description)", name);
     size_t n = 1;
     for (int32_t k = 0; k < v.ndim; k++) n *= (size_t)v.shape[k]; /* each below 2^24, products checked at load */
+    /* an f32 embedding held row by row is already W_E: no copy of what may be 150 MB */
+    if (v.lay == LAY_OUT_IN && v.mat.f && !v.mat.packed && v.col0 == 0) {
+        v.lay = LAY_DIRECT;
+        v.direct = v.mat.f;
+    }
     const float *out = v.direct;
     if (v.lay != LAY_DIRECT) {
         lt_scratch *sc = m->scratch;
