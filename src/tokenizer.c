@@ -321,6 +321,12 @@ static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *wha
                            what, vocab->keys[i], MAX_VOCAB);
         if ((int32_t)v->number > max_id) max_id = (int32_t)v->number;
     }
+    /* the tables are indexed by id: ids far beyond the count of tokens would make a few bytes of
+     * vocabulary cost gigabytes and seconds ({"a": 16000000}); real vocabularies are dense */
+    if ((int64_t)max_id + 1 > 2 * (int64_t)vocab->n + 1024)
+        return lt_fail(LT_ERR_FORMAT, "%s: the ids are sparse: the highest is %d, for %zu tokens (lantern "
+                                      "reads vocabularies whose ids run from 0 with few gaps)",
+                       what, (int)max_id, vocab->n);
     t->n_vocab = max_id + 1;
     t->token = calloc((size_t)t->n_vocab, sizeof *t->token);
     t->token_len = calloc((size_t)t->n_vocab, sizeof *t->token_len);
