@@ -500,3 +500,107 @@ test('translate mode: step back through the decoding, force another word, type a
   want.tok.free();
   await page.close();
 });
+
+/** The step-by-step panel once it has drawn (it is asked for when it comes into view). */
+async function openSteps(page) {
+  await page.$eval('#steps-panel', (e) => e.scrollIntoView());
+  await page.waitForFunction(() => document.querySelector('#steps .stage') && document.body.dataset.ready === 'true', null, { timeout: 30000 });
+}
+const stepsRows = (page) => page.$$eval('#steps table.keys tbody tr', (trs) => trs.map((tr) => ({
+  j: Number(tr.dataset.j), dot: Number(tr.cells[3].dataset.value), scaled: Number(tr.cells[4].dataset.value),
+  mask: tr.cells[5].textContent, alpha: Number(tr.cells[6].dataset.value),
+})));
+const near = (a, b, what, tol = 1e-6) => assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+test('attention step by step: the page shows the engine\'s q·k, scores, mask, weights and scalar form, in English and 中文', async () => {
+  const prompt = 'The keys of the cat sat on';
+  const ids = Array.from(tok.encode(prompt));
+  const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(prompt)}&layer=1&head=2&query=4`);
+  await openSteps(page);
+  assert.equal(await page.getAttribute('#steps', 'data-query'), '4');
+  assert.equal(await page.inputValue('#steps-query'), '4');
+  // the engine in Node, one pass over the same tokens
+  const s = model.createSession({ capture: 'blocks.1.*' });
+  s.forward(ids);
+  const [T, H, D] = s.tensor('blocks.1.attn.hook_q').shape;
+  const q = s.tensor('blocks.1.attn.hook_q').data, k = s.tensor('blocks.1.attn.hook_k').data;
+  const scores = s.tensor('blocks.1.attn.hook_attn_scores').data, pattern = s.tensor('blocks.1.attn.hook_pattern').data;
+  const rows = await stepsRows(page);
+  assert.deepEqual(rows.map((r) => r.j), [...Array(T).keys()], 'every key is listed');
+  for (const r of rows) {
+    let dot = 0;
+    for (let d = 0; d < D; d++) dot += q[(4 * H + 2) * D + d] * k[(r.j * H + 2) * D + d];
+    near(r.dot, dot, `q·k_${r.j}`);
+    const engine = scores[(2 * T + 4) * T + r.j];
+    assert.equal(r.mask, r.j > 4 ? '−∞' : '0', `mask of key ${r.j}`);
+    if (r.j <= 4) near(r.scaled, engine, `score of key ${r.j}`);
+    else near(r.scaled, dot / Math.sqrt(D), `q·k/√d of masked key ${r.j}`);
+    near(r.alpha, pattern[(2 * T + 4) * T + r.j], `α of key ${r.j}`);
+  }
+  // the scalar form follows the hovered row, and a click pins its key in the URL
+  await page.hover('#steps table.keys tbody tr[data-j="1"]');
+  await page.waitForFunction(() => /key 1 /.test(document.querySelector('#steps .scalar-head').textContent));
+  const [shownScore, shownAlpha] = await page.$$eval('#steps .scalar b[data-value]', (bs) => bs.map((b) => Number(b.dataset.value)));
+  near(shownScore, scores[(2 * T + 4) * T + 1], 'scalar form: the score');
+  near(shownAlpha, pattern[(2 * T + 4) * T + 1], 'scalar form: α');
+  assert.match(await page.textContent('#steps .scalar .terms'), new RegExp(`/ √${D}$`));
+  await page.click('#steps table.keys tbody tr[data-j="3"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('key') === '3');
+  // the keyboard: arrows move along the keys (the scalar form follows), Enter keeps one
+  await page.focus('#steps table.keys tbody tr[data-j="3"]');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => /key 4 /.test(document.querySelector('#steps .scalar-head').textContent));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('key') === '4');
+  // a colour strip reads out the engine's value on hover
+  const box = await page.$eval('#steps [data-stage="qkvTitle"] canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  await page.mouse.move(box.x + box.w * (5.5 / D), box.y + box.h / 2);
+  assert.equal(await page.textContent('.steps-tip'), `q[5] = ${q[(4 * H + 2) * D + 5].toFixed(4).replace('-', '−')}`);
+  // the matrix form: the softmax weights of every query
+  const weights = await page.$$eval('#steps table.mat.weights td', (tds) => tds.map((td) => td.title));
+  assert.equal(weights.length, T * T);
+  assert.equal(weights[4 * T + 1], `α [4, 1] = ${pattern[(2 * T + 4) * T + 1].toFixed(4)}`);
+  // 中文: the same numbers, relabelled
+  await page.selectOption('#lang', 'zh');
+  await page.waitForFunction(() => document.getElementById('steps-title').textContent === '一次注意力计算，逐步展开');
+  assert.match(await page.textContent('#steps [data-stage="scoresTitle"] h3'), /逐个键的分数、掩码与 softmax/);
+  assert.match(await page.textContent('#steps-kind'), /自注意力，第 1 层，第 2 个头/);
+  assert.match(await page.textContent('#steps .scalar-head'), /查询 4（.*）与键 4（/);
+  assert.deepEqual((await stepsRows(page)).map((r) => r.alpha), rows.map((r) => r.alpha));
+  await page.screenshot({ path: `${SHOTS}steps-zh.png`, fullPage: true });
+  s.free();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('attention step by step in zh-en: cross-attention against the source, no mask, the engine\'s weights', async () => {
+  const zh = L.loadModel({ config: readFileSync(new URL('../weights/zh-en/config.json', import.meta.url), 'utf8'),
+    weights: readFileSync(new URL('../weights/zh-en/model.safetensors', import.meta.url)) });
+  const zhTok = L.loadTokenizer({ tokenizerJson: readFileSync(new URL('../weights/zh-en/tokenizer.json', import.meta.url)) });
+  const { page, errors } = await openPage('?model=zh-en&lang=zh&attn=cross&layer=1&head=3&query=2');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('steps'), null, { timeout: 30000 });
+  await openSteps(page);
+  const url = new URL(page.url());
+  const src = [...zhTok.encode(url.searchParams.get('prompt')), zh.info.eos_token_id];
+  const tgt = [zh.info.bos_token_id, ...url.searchParams.get('steps').split(',').map(Number)];
+  const s = zh.createSession({ capture: 'decoder.blocks.1.cross_attn.*' });
+  s.encode(src);
+  s.forward(tgt);
+  const [, T, C] = s.tensor('decoder.blocks.1.cross_attn.hook_pattern').shape;
+  const pattern = s.tensor('decoder.blocks.1.cross_attn.hook_pattern').data;
+  const rows = await stepsRows(page);
+  assert.equal(rows.length, C, 'every source token is a key');
+  for (const r of rows) {
+    assert.equal(r.mask, '0', 'cross-attention masks nothing');
+    near(r.alpha, pattern[(3 * T + 2) * C + r.j], `α of source key ${r.j}`);
+  }
+  assert.match(await page.textContent('#steps-kind'), /交叉注意力，第 1 层，第 3 个头（后置层归一化/);
+  await page.selectOption('#lang', 'en');
+  await page.waitForFunction(() => document.getElementById('steps-title').textContent === 'One attention computation, step by step');
+  assert.match(await page.textContent('#steps [data-stage="residTitle"] .formula'), /LayerNorm\(x_i \+ attention output\)/);
+  s.free();
+  zhTok.free?.();
+  zh.free();
+  assert.deepEqual(errors, []);
+  await page.close();
+});

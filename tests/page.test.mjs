@@ -286,7 +286,7 @@ test('?embed=1&view=… shows one view that fits a 400-600 px frame, with a link
       assert.equal(link.searchParams.get('embed'), null);
       assert.equal(link.searchParams.get('model'), model);
       assert.equal(link.searchParams.get('head'), '2');
-      const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe' }[view];
+      const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe', steps: '#steps .stage' }[view];
       assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
       if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
       assert.deepEqual(errors, [], view);

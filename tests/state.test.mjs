@@ -34,12 +34,12 @@ function generator(seed) {
   };
 }
 
-const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'temperature', 'topk', 'topp', 'seed',
+const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'stage', 'temperature', 'topk', 'topp', 'seed',
   'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'unknown', ''];
 const NUMBERS = ['0', '1', '-1', '2', '1.5', '1e-50', '1e39', '1e-6', '1e6', '1000001', 'NaN', 'Infinity', '-0', '0x10', '4294967297',
   '2147483647', '2147483648', '9007199254740993', '', ' 1', '1 ', '01', '1e3', '.5', '5.', '+3', '٣'];
 const WORDS = ['pattern', 'masked', 'scores', 'cross', 'decoder', 'encoder', 'probs', 'attention', 'grid', 'translate', 'text',
-  'positions', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
+  'positions', 'steps', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
 const PIECES = ['%', '%FF', '%E4%BD%A0', '%00', '&', '=', '+', '#', '?', ',', ',,', '\uFEFF', '\u202E', '😀', '\uD800', '<script>', '"', '\\'];
 
 function randomValue(rand) {
@@ -70,7 +70,7 @@ const CORPUS = [
   '?seed=4294967296', '?seed=2147483648', '?topk=2147483648', '?topk=-1', '?topp=0', '?topp=NaN', '?topp=1e-50',
   '?temperature=1e-50', '?temperature=1e39', '?temperature=-0', '?temperature=Infinity', '?temperature=%20',
   '?prompt=%FF', '?prompt=%', '?prompt=\uFEFFhello', '?steps=1,2,,x,-3,1e3,9999999999', '?hist=5&steps=1', '?hist=-1',
-  '?layer=1&layer=2', '?stage=__proto__', '?view=constructor', '?lang=ZH', '?embed=true', '?engine=auto', '?attn=toString',
+  '?layer=1&layer=2', '?query=-0&key=-0', '?query=1000001', '?query=3&key=2&view=steps', '?key=1e3', '?query=%203', '?stage=__proto__', '?view=constructor', '?lang=ZH', '?embed=true', '?engine=auto', '?attn=toString',
   '?model=__proto__', '?model=files', `?prompt=${'x'.repeat(100000)}`, `?steps=${Array(5000).fill(7).join(',')}`,
 ];
 
@@ -83,6 +83,7 @@ function checkDomain(s, query) {
   assert.ok(Array.isArray(s.steps) && s.steps.every((id) => Number.isInteger(id) && id >= 0 && id < 2 ** 31), `steps ${where}`);
   assert.ok(s.hist === null || (Number.isInteger(s.hist) && s.hist >= 0 && s.hist <= s.steps.length), `hist ${where}`);
   for (const k of ['layer', 'head']) assert.ok(Number.isInteger(s[k]) && s[k] >= 0 && s[k] < 2 ** 31, `${k} ${where}`);
+  for (const k of ['query', 'key']) assert.ok(s[k] === null || (Number.isInteger(s[k]) && s[k] >= 0 && s[k] <= 1e6 && !Object.is(s[k], -0)), `${k} ${where}`);
   assert.ok(s.temperature === null || validTemperature(s.temperature), `temperature ${s.temperature} ${where}`);
   assert.ok(validTopK(s.topK), `topK ${where}`);
   assert.ok(validTopP(s.topP), `topP ${where}`);

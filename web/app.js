@@ -18,6 +18,8 @@
 //   views/grid.js   every layer and head as thumbnails
 //   views/history.js the steps, to go back and branch
 //   views/positions.js the positional encodings
+//   views/steps.js  one attention computation stage by stage, multi-head split and concat, the matrix form
+//   steps.js        (used by the worker) the stages of that computation from the engine's tensors
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic } from './i18n.js';
@@ -30,6 +32,7 @@ import { createTable } from './views/table.js';
 import { createGrid } from './views/grid.js';
 import { createHistory } from './views/history.js';
 import { createPositions } from './views/positions.js';
+import { createSteps } from './views/steps.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -105,6 +108,40 @@ const grid = createGrid({
 const hist = createHistory({ list: $('history'), onPick: (k) => store.set({ hist: k === S.steps.length ? null : k }) });
 const positions = createPositions({ canvas: $('pe'), title: $('pe-title'), legend: $('pe-legend'), readout: $('pe-cell') });
 
+const stepsView = createSteps({
+  root: $('steps'), query: $('steps-query'),
+  onQuery: (i) => store.set({ query: i, key: null }),
+  onKey: (j) => store.set({ key: j }),
+});
+// the step-by-step view costs a pass of its own in the worker: it is asked for only while its
+// panel is on screen (or near it), or when it is the embedded view
+let stepsOnScreen = S.embed && S.view === 'steps';
+if (!S.embed && 'IntersectionObserver' in globalThis) {
+  new IntersectionObserver((entries) => {
+    const on = entries.some((e) => e.isIntersecting);
+    if (on === stepsOnScreen) return;
+    stepsOnScreen = on;
+    if (on) requestView();
+  }, { rootMargin: '600px 0px' }).observe($('steps-panel'));
+} else if (!S.embed) stepsOnScreen = true;
+const stepsWanted = () => stepsOnScreen && (!S.embed || S.view === 'steps');
+
+function describeSteps() {
+  const d = stepsView.data;
+  $('steps-kind').textContent = d ? t('steps.kindLine', t(`kindNames.${d.kind}`), d.layer, d.head, d.post) : '';
+}
+
+function fillGlossary() {
+  const entries = Object.values(t('glossary'));
+  $('glossary-list').replaceChildren(...entries.flatMap(([term, meaning]) => {
+    const dt = document.createElement('dt'), dd = document.createElement('dd');
+    dt.textContent = term;
+    dd.textContent = meaning;
+    return [dt, dd];
+  }));
+}
+fillGlossary();
+
 function drawView(v) {
   if (!info) return; // a model is loading: this view was of the one before
   // the tokens streamed so far came before this view, so it holds them all
@@ -127,6 +164,12 @@ function drawView(v) {
   heat.update(v.attn, rowT, colT);
   if (S.embed) heat.relayout(); // the text around it may have changed height
   grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
+  if (v.steps) {
+    const k = v.steps.kind;
+    const qT = k === 'encoder' ? v.srcTokens : v.tokens, kT = k === 'cross' || k === 'encoder' ? v.srcTokens : v.tokens;
+    stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
+    describeSteps();
+  }
   drawHistory();
   $('error').textContent = '';
   // a full context is said once: by the end of a generation, else here
@@ -145,6 +188,8 @@ function drawHistory() {
 function clearViews() {
   view = null;
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
+  stepsView.clear();
+  describeSteps();
 }
 
 // ---------------------------------------------------------------- requests
@@ -155,7 +200,8 @@ const seq = () => ({ text: S.prompt ?? '', steps: S.steps, hist: S.hist });
 
 function requestView() {
   if (!info) return;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key });
+  const steps = stepsWanted() ? { query: S.query, key: stepsView.data?.key ?? null } : null;
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */
@@ -255,12 +301,12 @@ function onLoaded(d) {
   document.body.dataset.mode = translating() ? 'translate' : 'generate';
   $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   $('prompt-label').dataset.i18n = translating() ? 'source' : 'prompt';
-  $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = !translating();
+  $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = $('steps-attn-label').hidden = !translating();
   $('prose-box').hidden = translating();
   if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
   fillLayers();
   store.set({ head: Math.min(S.head, info.n_head - 1) });
-  $('head').replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
+  for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
   $('error').textContent = '';
   positions.update(d.pe, translating() && info.positions === 'sinusoidal', `${d.name}|${d.origin}|${++loadCount}`);
@@ -273,7 +319,7 @@ let loadCount = 0;
 function fillLayers() {
   const n = translating() && S.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
   if (S.layer > n - 1) store.set({ layer: n - 1 });
-  $('layer').replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === S.layer)));
+  for (const id of ['layer', 'steps-layer']) $(id).replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === S.layer)));
 }
 
 const client = createClient(worker, {
@@ -297,7 +343,7 @@ function loadModel(model) {
 // ---------------------------------------------------------------- state -> URL, requests, controls
 
 let quiet = false; // generating: the steps grow without asking for views
-const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP'];
+const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP', 'query'];
 // replaceState is throttled by browsers: a change writes the URL at once unless one was written
 // in the last 100 ms; then the latest state is written when that time is up.
 // A drawn view writes a pending state at once, so the URL always matches what is on screen.
@@ -325,6 +371,7 @@ store.subscribe((changed) => {
   if (changed.has('hist') || changed.has('steps')) drawHistory();
   if (!quiet && VIEW_KEYS.some((k) => changed.has(k))) requestView();
   if (changed.has('layer') || changed.has('head')) grid.select({ layer: S.layer, head: S.head });
+  if (changed.has('key')) stepsView.setKey(S.key);
 });
 
 function syncControls() {
@@ -336,8 +383,10 @@ function syncControls() {
   set('seed', S.seed);
   set('stage', S.stage);
   set('attn-kind', S.attn);
+  set('steps-attn', S.attn);
   if ($('layer').value !== String(S.layer) && $('layer').options.length > S.layer) $('layer').value = S.layer;
-  if ($('head').value !== String(S.head) && $('head').options.length > S.head) $('head').value = S.head;
+  for (const id of ['head', 'steps-head']) if ($(id).value !== String(S.head) && $(id).options.length > S.head) $(id).value = S.head;
+  if ($('steps-layer').value !== String(S.layer) && $('steps-layer').options.length > S.layer) $('steps-layer').value = S.layer;
   $('mean').checked = S.mean;
   $('hidefirst').checked = S.hideFirst;
   $('lang').value = S.lang;
@@ -353,6 +402,7 @@ function relabel() {
   describeModel();
   fillModelMenu();
   text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions.relabel();
+  stepsView.relabel(); describeSteps(); fillGlossary();
   drawHistory();
 }
 
@@ -379,10 +429,13 @@ numeric('topp', 'topP', Number, validTopP);
 numeric('seed', 'seed', (v) => Math.round(Number(v)), validSeed);
 $('layer').addEventListener('input', () => store.set({ layer: Number($('layer').value) }));
 $('head').addEventListener('input', () => store.set({ head: Number($('head').value) }));
+$('steps-layer').addEventListener('input', () => store.set({ layer: Number($('steps-layer').value) }));
+$('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));
 $('hidefirst').addEventListener('input', () => store.set({ hideFirst: $('hidefirst').checked }));
 $('attn-kind').addEventListener('input', () => store.set({ attn: $('attn-kind').value }));
+$('steps-attn').addEventListener('input', () => store.set({ attn: $('steps-attn').value, query: null, key: null }));
 $('lang').addEventListener('input', () => store.set({ lang: $('lang').value, langInUrl: true }));
 $('step').addEventListener('click', () => generate(1));
 $('translate').addEventListener('click', translate);

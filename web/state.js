@@ -4,7 +4,7 @@
 
 export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
-export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions'];
+export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps'];
 export const LANGS = ['en', 'zh'];
 
 /** The default language: the URL's, else the browser's first preference that we speak. */
@@ -46,6 +46,10 @@ export function decodeState(search, modelIds) {
     hist: p.has('hist') ? int(p.get('hist'), 0, steps.length) : null,
     layer: int(p.get('layer'), 0, 1e6) ?? 0,
     head: int(p.get('head'), 0, 1e6) ?? 0,
+    // the step-by-step view's query position and pinned key (null: the newest query, and the key
+    // of largest weight); positions past the text are clamped where the text is known
+    query: int(p.get('query'), 0, 1e6),
+    key: int(p.get('key'), 0, 1e6),
     stage: STAGES.includes(p.get('stage')) ? p.get('stage') : 'pattern',
     temperature: ok(real(p.get('temperature'), 0, 1e6), validTemperature),
     topK: int(p.get('topk'), 0, 1e9) ?? 0,
@@ -73,6 +77,8 @@ export function encodeState(s, { translating = false } = {}) {
   p.set('layer', String(s.layer));
   p.set('head', String(s.head));
   p.set('stage', s.stage);
+  if (s.query != null) p.set('query', String(s.query));
+  if (s.key != null) p.set('key', String(s.key));
   if (s.temperature != null) p.set('temperature', String(s.temperature));
   p.set('topk', String(s.topK));
   p.set('topp', String(s.topP));

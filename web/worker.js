@@ -10,7 +10,13 @@
 // encoder-decoder's BOS token and steps after a source sentence encoded once per change. Their
 // attention kinds: 'self' (GPT), 'encoder', 'decoder' and 'cross' (encoder-decoder).
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey}
+// The step-by-step view asks for more than the attention rows: q, k, v, z, the attention output
+// and the residual stream of one layer, for every position. A pass with the KV cache keeps only
+// its new positions' keys and values, so those come from a second session (the probe) that runs
+// the whole sequence in one pass whenever the sequence or the layer changes, capturing only that
+// layer; web/steps.js turns its tensors into the stages the view draws.
+//
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop
 // Out: progress {loaded, total} | loaded {...} | view {id, ...} | tokens {id, tokens}
 //      | generated {id, reason} | error {id, during, message, code?, args?}
@@ -18,6 +24,7 @@
 // The engine build: threads on a cross-origin isolated page, else relaxed SIMD where this browser
 // validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads).
 import { createLantern } from './lantern.js';
+import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
@@ -32,6 +39,8 @@ let chosen = [];      // per decoder position: { id, p } the probability the tok
 let version = 0;      // bumped whenever the session's sequence changes
 let unkId = -1;
 let gen = null;       // the running generation: { id, stop, look, viewId }
+let probe = null;     // the step-by-step view's session: one whole pass, one layer captured
+let probeKey = null;  // which sequence and layer it holds
 
 /** A failure the page words itself (in its own language), with the numbers it needs. */
 class PageError extends Error {
@@ -209,6 +218,8 @@ function install(files, name, origin, allowUnused = false) {
     throw e;
   }
   gen = null;
+  probe = null; // freed with its model
+  probeKey = null;
   model?.free();
   tokenizer?.free();
   model = newModel;
@@ -378,7 +389,34 @@ function pieces(ids) {
   return ids.map((id) => dec.decode(tokenizer.decodeBytes([id]), { stream: true }));
 }
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms) {
+/** The stages of one attention computation, for the step-by-step view: undefined when the page
+ * did not ask (the view is not shown), null when the page already has these. */
+function stepsFor(seq, look, want) {
+  if (!want) return undefined;
+  const kind = isTranslator() ? look.kind : 'self';
+  const layer = Math.min(look.layer, store.layers[kind] - 1);
+  const head = Math.min(look.head, model.info.n_head - 1);
+  const T = kind === 'encoder' ? seq.src.length : seq.ids.length;
+  const query = Math.min(want.query ?? T - 1, T - 1);
+  const key = `${version}|${kind}|${layer}|${head}|${query}`;
+  if (key === want.key) return null;
+  const runKey = `${version}|${kind}|${layer}`;
+  if (runKey !== probeKey) {
+    probeKey = null;
+    probe ??= model.createSession();
+    probe.setCapture(capturePatterns(kind, layer));
+    probe.reset();
+    if (isTranslator()) {
+      probe.encode(seq.src);
+      if (kind !== 'encoder') probe.forward(seq.ids);
+    } else probe.forward(seq.ids);
+    probeKey = runKey;
+  }
+  const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : probe.tensor(name));
+  return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post' }) };
+}
+
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -404,14 +442,17 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms) {
     ...distribution(sampling, topN), sampling,
     attn, grid,
   };
-  const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : [])];
+  const steps = stepsFor(seq, look, want);
+  if (steps !== undefined) msg.steps = steps;
+  const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
+    ...(steps ? stepsBuffers(steps) : [])];
   postMessage(msg, transfer);
 }
 
 function view(req) {
   const seq = sequence(req.seq);
   const ms = sync(seq, req.sampling);
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps);
 }
 
 // ---------------------------------------------------------------- generation

@@ -1,0 +1,333 @@
+// One attention computation, stage by stage, for the selected layer, head and query token: the
+// query, every key and value as colour strips, the scores, the mask, the softmax, the weighted
+// sum of values; the scalar form written out for one key; how d_model splits into heads and how
+// their outputs are concatenated, projected by W_O and added to the residual stream; and the
+// matrix form when the text is short. Every number is the engine's or was computed from the
+// engine's tensors in the worker (web/steps.js); this module only lays them out.
+import { gate, roving, el } from './common.js';
+import { t } from '../i18n.js';
+import { MATRIX_MAX } from '../steps.js';
+
+const KEY_ROWS = 96;   // the key table lists at most this many keys (the largest weights)
+const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
+const NEG = [33, 102, 172], POS = [224, 110, 20]; // blue and orange: apart for every common colour vision
+
+/** A number as the page writes it: fixed decimals, a true minus sign, no "−0.000". */
+function f(x, d = 3) {
+  if (x === -Infinity) return '−∞';
+  if (!Number.isFinite(x)) return '';
+  const text = x.toFixed(d);
+  return (/^-0\.?0*$/.test(text) ? text.slice(1) : text).replace('-', '−');
+}
+const fp = (x, d = 3) => (x < 0 ? `(${f(x, d)})` : f(x, d));
+const maxAbs = (...arrays) => {
+  let m = 0;
+  for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
+  return m || 1;
+};
+
+export function createSteps({ root, query, onQuery, onKey }) {
+  const g = gate('steps');
+  let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
+  const tip = el('div', { class: 'steps-tip', role: 'presentation' });
+  tip.hidden = true;
+  document.body.append(tip);
+
+  const colour = (v, scale) => {
+    const x = Math.max(-1, Math.min(1, v / scale));
+    const end = x < 0 ? NEG : POS, a = Math.abs(x) ** 0.8;
+    return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
+  };
+  /** A vector (or a rows x n matrix) as a canvas, one pixel per value, stretched by CSS; the
+   * values are read out on hover by name(row, index). */
+  function strip(values, scale, name, { rows: R = 1, cls = 'strip' } = {}) {
+    const n = values.length / R;
+    const c = el('canvas', { class: cls });
+    c.width = n;
+    c.height = R;
+    const ctx = c.getContext('2d');
+    const img = ctx.createImageData(n, R);
+    for (let k = 0; k < values.length; k++) {
+      const [r, gr, b] = Number.isFinite(values[k]) ? colour(values[k], scale) : neutral;
+      img.data.set([r, gr, b, 255], 4 * k);
+    }
+    ctx.putImageData(img, 0, 0);
+    c.readout = (x, y) => {
+      const k = Math.min(n - 1, Math.floor(x * n)), r = Math.min(R - 1, Math.floor(y * R));
+      return `${name(r, k)} = ${f(values[r * n + k], 4)}`;
+    };
+    return c;
+  }
+  root.addEventListener('pointermove', (e) => {
+    const c = e.target.closest?.('canvas');
+    if (!c?.readout) { tip.hidden = true; return; }
+    const r = c.getBoundingClientRect();
+    tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
+    tip.hidden = false;
+    tip.style.left = `${Math.min(innerWidth - tip.offsetWidth - 4, e.clientX + 12)}px`;
+    tip.style.top = `${e.clientY + 16}px`;
+  });
+  root.addEventListener('pointerleave', () => { tip.hidden = true; });
+
+  const tokText = (tok) => (tok ? tok.text : '');
+  const qName = () => t('steps.qName', s.query, tokText(rows[s.query]));
+  const kName = (j) => t('steps.kName', j, tokText(cols[j]));
+  const stage = (n, titleKey, ...children) => el('section', { class: 'stage', dataset: { stage: titleKey } },
+    el('h3', {}, el('span', { class: 'num', 'aria-hidden': 'true' }, String(n)), t(`steps.${titleKey}`)), ...children);
+  const formula = (text) => el('p', { class: 'formula' }, text);
+  const note = (text) => el('p', { class: 'hint' }, text);
+  const labelled = (label, canvas, value = '') => el('div', { class: 'vrow' }, el('span', { class: 'vlabel' }, label), canvas, el('span', { class: 'vval' }, value));
+
+  /** The keys the table lists: all, or the KEY_ROWS with the largest weights, in order. */
+  function listedKeys() {
+    const all = [...Array(s.C).keys()];
+    if (s.C <= KEY_ROWS) return all;
+    const keep = new Set(all.sort((a, b) => s.alpha[b] - s.alpha[a]).slice(0, KEY_ROWS));
+    keep.add(shownKey());
+    return [...keep].sort((a, b) => a - b);
+  }
+  const shownKey = () => Math.min(s.C - 1, preview ?? pinned ?? s.best);
+
+  // ------------------------------------------------------------ the stages
+
+  function stageQKV() {
+    const D = s.D;
+    const qScale = maxAbs(s.q);
+    return stage(1, 'qkvTitle',
+      formula(t('steps.qkvFormula', s.kind, s.post)),
+      labelled(el('span', {}, el('b', {}, 'q'), el('sub', {}, String(s.query)), ` ${tokText(rows[s.query])}`), strip(s.q, qScale, (r, d) => `q[${d}]`)),
+      note(t('steps.qkvNote', D, s.H, s.M)));
+  }
+
+  let table = null, nav = null, restoring = false;
+  function stageScores() {
+    const D = s.D, keyScale = maxAbs(s.keys), valScale = maxAbs(s.values);
+    const head = el('tr', {}, ...['thPos', 'thKey', 'thK', 'thDot', 'thScaled', 'thMask', 'thAlpha', 'thV'].map((k) => el('th', { scope: 'col' }, t(`steps.${k}`))));
+    const body = el('tbody');
+    for (const j of listedKeys()) {
+      const masked = s.mask[j] === 1;
+      // the engine's score where it computed one; the masked keys' q.k/sqrt(d) shown struck out
+      const scaled = masked ? s.scaled[j] : s.scores[j];
+      const bar = el('span', { class: 'abar' });
+      bar.style.width = `${(s.alpha[j] * 100).toFixed(1)}%`;
+      const tr = el('tr', { dataset: { j: String(j) }, class: masked ? 'masked' : '', tabIndex: -1,
+        'aria-label': t('steps.rowLabel', j, tokText(cols[j]), s.dot[j], scaled, masked, s.alpha[j]) },
+      el('td', {}, String(j)),
+      el('td', { class: 'tok' }, tokText(cols[j])),
+      el('td', { class: 'cstrip' }, strip(s.keys.subarray(j * D, (j + 1) * D), keyScale, (r, d) => `k${j}[${d}]`)),
+      el('td', { dataset: { value: String(s.dot[j]) } }, f(s.dot[j])),
+      el('td', { class: masked ? 'struck' : '', dataset: { value: String(scaled) } }, f(scaled)),
+      el('td', { class: 'maskcell' }, masked ? '−∞' : '0'),
+      el('td', { class: 'alpha', dataset: { value: String(s.alpha[j]) } }, bar, el('span', {}, f(s.alpha[j], 4))),
+      el('td', { class: 'cstrip' }, strip(s.values.subarray(j * D, (j + 1) * D), valScale, (r, d) => `v${j}[${d}]`)));
+      body.append(tr);
+    }
+    table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listedKeys().length)),
+      el('thead', {}, head), body);
+    nav = roving(body, 'tr', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
+    body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setPreview(Number(tr.dataset.j)); });
+    body.addEventListener('pointerleave', () => setPreview(null));
+    body.addEventListener('focusout', (e) => { if (!body.contains(e.relatedTarget)) setPreview(null); });
+    body.addEventListener('click', (e) => { const tr = e.target.closest('tr'); if (tr) pick(Number(tr.dataset.j)); });
+    body.addEventListener('keydown', (e) => {
+      const tr = e.target.closest('tr');
+      if (tr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); pick(Number(tr.dataset.j)); }
+    });
+    return stage(2, 'scoresTitle',
+      formula(t('steps.scoresFormula', s.sqrtD, D)),
+      note(t(s.causal ? 'steps.maskCausal' : 'steps.maskNone', s.kind)),
+      el('div', { class: 'keys-scroll' }, table),
+      el('div', { class: 'scalar', id: 'steps-scalar', 'aria-live': 'polite' }));
+  }
+
+  /** The scalar form for one key, with its numbers: the part that follows the hover. */
+  function drawScalar() {
+    const box = root.querySelector('#steps-scalar');
+    if (!box) return;
+    const j = shownKey(), D = s.D;
+    for (const tr of root.querySelectorAll('table.keys tbody tr')) tr.classList.toggle('current', Number(tr.dataset.j) === j);
+    for (const td of root.querySelectorAll('table.mat td')) td.classList.toggle('kcur', Number(td.dataset.j) === j);
+    for (const th of root.querySelectorAll('table.mat thead th')) th.classList.toggle('kcur', th.textContent === String(j));
+    const terms = [];
+    for (let d = 0; d < D; d++) terms.push(`${fp(s.q[d])}×${fp(s.keys[j * D + d])}`);
+    const masked = s.mask[j] === 1;
+    box.replaceChildren(
+      el('p', { class: 'scalar-head' }, t('steps.scalarHead', qName(), kName(j))),
+      el('p', { class: 'eq' }, el('span', { class: 'lhs' }, `s(${s.query}, ${j}) = Σ_d q_d k_d / √d_k`)),
+      el('p', { class: 'eq terms' }, `= ( ${terms.join(' + ')} ) / √${D}`),
+      el('p', { class: 'eq' }, `= ${f(s.dot[j], 4)} / ${f(s.sqrtD, 4)} = `, el('b', { dataset: { value: String(s.scaled[j]) } }, f(s.scaled[j], 4))),
+      masked
+        ? el('p', { class: 'eq maskline' }, t('steps.scalarMasked', j, s.query))
+        : el('p', { class: 'eq' }, `α(${s.query}, ${j}) = exp(s − ${f(s.max, 4)}) / Σ_k exp(s_k − ${f(s.max, 4)}) = ${f(s.exps[j], 4)} / ${f(s.sumExp, 4)} = `,
+          el('b', { dataset: { value: String(s.alpha[j]) } }, f(s.alpha[j], 4))),
+      el('p', { class: 'hint' }, t(pinned == null && preview == null ? 'steps.scalarHintBest' : 'steps.scalarHint')));
+  }
+
+  function stageZ() {
+    const D = s.D;
+    const order = [...Array(s.C).keys()].filter((j) => !s.mask[j]).sort((a, b) => s.alpha[b] - s.alpha[a]);
+    const top = order.slice(0, Z_TERMS);
+    const scale = maxAbs(s.z, ...top.map((j) => s.weighted.subarray(j * D, (j + 1) * D)));
+    const lines = top.map((j, n) => labelled(`${n ? '+ ' : ''}${f(s.alpha[j], 4)} · v${j} ${tokText(cols[j])}`,
+      strip(s.weighted.subarray(j * D, (j + 1) * D), scale, (r, d) => `α·v${j}[${d}]`)));
+    if (order.length > top.length) lines.push(el('p', { class: 'vmore' }, t('steps.moreTerms', order.length - top.length)));
+    return stage(3, 'zTitle', formula(t('steps.zFormula')), ...lines,
+      labelled(el('span', {}, '= ', el('b', {}, 'z'), el('sub', {}, String(s.query))), strip(s.z, scale, (r, d) => `z[${d}]`), ''),
+      note(t('steps.zNote')));
+  }
+
+  function stageHeads() {
+    const { H, D, M } = s;
+    // the split: the all-heads Q, rows = positions, cut into H blocks of d_head columns
+    const rowsN = s.qAll.rows, scale = maxAbs(s.qAll.data);
+    const blocks = el('div', { class: 'qblocks' });
+    const labels = el('div', { class: 'qrows' }, el('span', { class: 'qhead' }, '\u00a0'),
+      ...Array.from({ length: rowsN }, (_, r) => el('span', { class: s.qAll.from + r === s.query ? 'cur' : '' }, `${s.qAll.from + r} ${tokText(rows[s.qAll.from + r])}`)));
+    for (let g = 0; g < H; g++) {
+      const block = new Float32Array(rowsN * D);
+      for (let r = 0; r < rowsN; r++) block.set(s.qAll.data.subarray((r * H + g) * D, (r * H + g + 1) * D), r * D);
+      const c = strip(block, scale, (r, d) => `Q[${s.qAll.from + r}, ${g * D + d}] = q${g}[${d}]`, { rows: rowsN, cls: 'qblock' });
+      blocks.append(el('div', { class: `qcol${g === s.head ? ' sel' : ''}` }, el('span', { class: 'qhead' }, t('headName', g)), c));
+    }
+    blocks.style.setProperty('--rows', rowsN);
+    const split = el('div', { class: 'split' }, labels, blocks);
+
+    // the concatenation, W_O and b_O
+    const zScale = maxAbs(s.zAll);
+    const concat = el('div', { class: 'concat' }, ...Array.from({ length: H }, (_, g) =>
+      el('div', { class: `zpart${g === s.head ? ' sel' : ''}` }, el('span', { class: 'qhead' }, `z${g}`),
+        strip(s.zAll.subarray(g * D, (g + 1) * D), zScale, (r, d) => `z${g}[${d}]`))));
+    const oScale = maxAbs(s.contrib, s.bO, s.attnOut);
+    const contribs = Array.from({ length: H }, (_, g) => labelled(`${g ? '+ ' : ''}z${g} W_O[${g}]`,
+      strip(s.contrib.subarray(g * M, (g + 1) * M), oScale, (r, m) => `z${g}W_O[${g}][${m}]`)));
+    return stage(4, 'headsTitle',
+      note(t('steps.splitNote', M, H, D, s.head)),
+      formula(t('steps.splitFormula', H, D)),
+      split,
+      note(t('steps.qallNote', s.qAll.from, s.qAll.from + rowsN - 1, s.kind)),
+      formula(t('steps.concatFormula', H)),
+      el('div', { class: 'vrow' }, el('span', { class: 'vlabel' }, t('steps.concatLabel', H, D, M)), concat, el('span', { class: 'vval' }, '')),
+      ...contribs,
+      labelled('+ b_O', strip(s.bO, oScale, (r, m) => `b_O[${m}]`)),
+      labelled(el('b', {}, t('steps.attnOut')), strip(s.attnOut, oScale, (r, m) => `out[${m}]`)),
+      note(t('steps.concatNote', H, D, M)));
+  }
+
+  function stageResidual() {
+    const M = s.M, scale = maxAbs(s.residIn, s.attnOut, s.residSum, s.residOut);
+    const name = (what) => (r, m) => `${what}[${m}]`;
+    const parts = [
+      labelled(t(s.kind === 'cross' ? 'steps.residInCross' : 'steps.residIn'), strip(s.residIn, scale, name('x'))),
+      labelled(`+ ${t('steps.attnOut')}`, strip(s.attnOut, scale, name('out'))),
+    ];
+    // pre-LN: the sum is the engine's next hook itself; post-LN: the sum, then its LayerNorm (the engine's)
+    if (s.post) parts.push(labelled('=', strip(s.residSum, scale, name('x + out'))), labelled(t('steps.afterNorm'), strip(s.residOut, maxAbs(s.residOut), name('LN(x + out)'))));
+    else parts.push(labelled('=', strip(s.residOut, scale, name('x′'))));
+    return stage(5, 'residTitle', formula(t(s.post ? 'steps.residPost' : 'steps.residPre')), ...parts, note(t(s.post ? 'steps.residPostNote' : 'steps.residPreNote', M)));
+  }
+
+  function stageMatrix() {
+    const m = s.matrix;
+    if (!m) return stage(6, 'matrixTitle', note(t('steps.matrixTooBig', s.T, s.C, MATRIX_MAX)));
+    const { T, C } = m, D = s.D;
+    const numbers = (data, what, { d = 2, masked = false } = {}) => {
+      const tb = el('tbody');
+      const head = el('tr', {}, el('th', {}), ...Array.from({ length: C }, (_, j) => el('th', { scope: 'col', title: tokText(cols[j]) }, String(j))));
+      for (let r = 0; r < T; r++) {
+        const tr = el('tr', { class: r === s.query ? 'cur' : '' }, el('th', { scope: 'row', title: tokText(rows[r]) }, String(r)));
+        for (let j = 0; j < C; j++) {
+          const v = data[r * C + j];
+          const isMask = masked && s.causal && j > r;
+          const td = el('td', { class: `${j === shownKey() ? 'kcur' : ''}${isMask ? ' m' : ''}`, dataset: { j: String(j) }, title: `${what} [${r}, ${j}] = ${f(v, 4)}` }, isMask ? '−∞' : f(v, d));
+          if (!isMask && what === 'α') td.style.setProperty('--a', String(v));
+          tr.append(td);
+        }
+        tb.append(tr);
+      }
+      return el('table', { class: `mat${what === 'α' ? ' weights' : ''}` }, el('thead', {}, head), tb);
+    };
+    const kT = new Float32Array(D * C);
+    for (let j = 0; j < C; j++) for (let d = 0; d < D; d++) kT[d * C + j] = s.keys[j * D + d];
+    const qs = maxAbs(m.Q, s.keys), vs = maxAbs(s.values, m.Z);
+    const cw = Math.max(2, Math.min(6, Math.floor(180 / D)));
+    const pix = (data, scale, name, R, Cn, w, h) => {
+      const c = strip(data, scale, name, { rows: R, cls: 'mpix' });
+      c.style.width = `${Cn * w}px`;
+      c.style.height = `${R * h}px`;
+      return c;
+    };
+    const box = (label, content, dims) => el('figure', { class: 'mbox' }, content, el('figcaption', {}, el('b', {}, label), ` ${dims}`));
+    const op = (text) => el('span', { class: 'mop', 'aria-hidden': 'true' }, text);
+    return stage(6, 'matrixTitle',
+      formula('Attention(Q, K, V) = softmax(Q Kᵀ / √d_k + mask) V'),
+      el('div', { class: 'matrix-row' },
+        box('Q', pix(m.Q, qs, (r, d) => `Q[${r}, ${d}]`, T, D, cw, 20), `${T}×${D}`), op('·'),
+        box('Kᵀ', pix(kT, qs, (d, j) => `Kᵀ[${d}, ${j}]`, D, C, 14, cw), `${D}×${C}`), op('='),
+        box('Q Kᵀ', numbers(m.QK, 'QKᵀ'), `${T}×${C}`), op(`÷√${D}`),
+        box(t('steps.maskedScores'), numbers(m.scores, 's', { masked: true }), `${T}×${C}`), op('softmax'),
+        box('A', numbers(m.pattern, 'α', { d: 2 }), `${T}×${C}`), op('·'),
+        box('V', pix(s.values, vs, (j, d) => `V[${j}, ${d}]`, C, D, cw, 20), `${C}×${D}`), op('='),
+        box('Z', pix(m.Z, vs, (r, d) => `Z[${r}, ${d}]`, T, D, cw, 20), `${T}×${D}`)),
+      note(t('steps.matrixNote', s.query, s.head)));
+  }
+
+  function setPreview(j) {
+    if (preview === j) return;
+    preview = j;
+    if (s) drawScalar();
+  }
+  function pick(j) {
+    pinned = j;
+    onKey(j);
+    drawScalar();
+  }
+
+  function fillQuery() {
+    const shown = Math.min(rows.length, 4096);
+    query.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(rows[i]).slice(0, 24)}`, String(i), false, i === s.query)));
+    query.value = String(s.query);
+  }
+
+  function draw() {
+    const r = getComputedStyle(root).getPropertyValue('--strip-mid').trim().match(/\d+/g);
+    neutral = r ? r.slice(0, 3).map(Number) : neutral;
+    nav?.save();
+    root.replaceChildren(stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix());
+    root.dataset.kind = s.kind;
+    root.dataset.query = String(s.query);
+    drawScalar();
+    const at = [...root.querySelectorAll('table.keys tbody tr')].findIndex((tr) => Number(tr.dataset.j) === shownKey());
+    restoring = true; // putting the tab stop back is not a hover
+    nav.restore(Math.max(0, at));
+    restoring = false;
+    fillQuery();
+  }
+
+  query.addEventListener('input', () => onQuery(Number(query.value)));
+
+  return {
+    /** data: the worker's steps (or null: keep what is drawn); key: when to redraw. */
+    update(data, rowTokens, colTokens, key, pinnedKey) {
+      if (!data) return; // not asked for, or unchanged: what is drawn stays
+
+      pinned = pinnedKey == null ? null : Math.min(pinnedKey, data.C - 1);
+      g.run(key, () => {
+        s = data;
+        rows = rowTokens ?? [];
+        cols = colTokens ?? [];
+        preview = null;
+        draw();
+      });
+    },
+    /** The pinned key changed (from the URL or a pick): only the scalar form and the matrices follow. */
+    setKey(j) {
+      if (!s) return;
+      pinned = j == null ? null : Math.min(j, s.C - 1);
+      drawScalar();
+    },
+    /** After an error or a model change: nothing stale stays on screen. */
+    clear() { g.reset(); s = null; preview = null; root.replaceChildren(); query.replaceChildren(); },
+    relabel() { if (s) draw(); },
+    get data() { return s; },
+  };
+}
