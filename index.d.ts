@@ -1,0 +1,214 @@
+// Type declarations for lantern's JavaScript API (web/lantern.js), the module `lantern` exports.
+// The same module runs in browsers and under Node; every array it returns is a copy.
+
+/** An error reported by the engine (`code` is its lt_status) or by the module. */
+export class LanternError extends Error {
+  constructor(message: string, code?: number);
+  name: 'LanternError';
+  /** 1 invalid argument, 2 format, 3 unsupported, 4 out of memory, 5 out of range, 6 state. */
+  code: number;
+}
+
+export type Build = 'strict' | 'relaxed' | 'threads';
+
+export interface CreateOptions {
+  /** 'strict' (the default: the numbers the golden tests check), 'relaxed', 'threads', or 'auto'. */
+  build?: Build | 'auto';
+  /** Threads for the threaded build, the calling one included: 1 to 16 (default: the cores, up to 8). */
+  threads?: number;
+  /** A module of your own instead of the build's file beside lantern.js. */
+  wasmBytes?: Uint8Array | ArrayBuffer;
+  wasmUrl?: string | URL;
+}
+
+/** Instantiate the engine. */
+export function createLantern(options?: CreateOptions): Promise<Lantern>;
+/** Whether this JavaScript engine runs relaxed SIMD. */
+export function hasRelaxedSimd(): boolean;
+/** Whether helper threads can share the engine's memory here (a cross-origin isolated page, or Node). */
+export function canUseThreads(): boolean;
+/** Node (main thread or worker thread), not a browser page or Web Worker. */
+export const isNode: boolean;
+/** A size in the unit that shows it: '1 byte', '53.2 KB', '1.20 GB'. */
+export function formatBytes(bytes: number): string;
+/** The engine module's imports (for helper threads); not needed to use the engine. */
+export function engineImports(memory?: WebAssembly.Memory, grown?: () => void): WebAssembly.Imports;
+
+/** File contents: text, or bytes. */
+export type FileData = string | Uint8Array | ArrayBuffer;
+
+export type Precision = 'auto' | 'f32' | 'stored' | 'int8';
+
+export interface LoadModelOptions {
+  /** The text (or bytes) of config.json. */
+  config: FileData;
+  /** The bytes of model.safetensors. */
+  weights: Uint8Array | ArrayBuffer;
+  /** Refuse weights that would need more bytes than this once loaded (0: the default, 3 GB in wasm). */
+  maxWeightBytes?: number;
+  /** How the weight matrices sit in memory (default 'auto'). */
+  precision?: Precision;
+  /** Load a file holding tensors the model does not use, naming them in info.warnings. */
+  allowUnused?: boolean;
+}
+
+export interface LoadTokenizerOptions {
+  /** A Hugging Face tokenizer.json; or vocab.json with merges.txt (GPT-2 BPE); or vocab.json alone (characters). */
+  tokenizerJson?: FileData;
+  vocab?: FileData;
+  merges?: FileData;
+}
+
+export class Lantern {
+  /** The build that runs. */
+  build: Build | 'custom';
+  /** Threads the engine splits its work across, the calling one included. */
+  readonly threads: number;
+  loadModel(options: LoadModelOptions): Model;
+  loadTokenizer(options: LoadTokenizerOptions): Tokenizer;
+  /** End the helper threads; the engine goes on, on one thread. */
+  close(): void;
+}
+
+/** What the engine read: model.info. Encoder-decoder models add the optional members. */
+export interface ModelInfo {
+  family: 'gpt2' | 'transformer';
+  n_layer: number;
+  n_head: number;
+  d_model: number;
+  d_head: number;
+  d_mlp: number;
+  n_vocab: number;
+  n_ctx: number;
+  act_fn: string;
+  ln_eps: number;
+  weights_dtype: string;
+  tied_embeddings: boolean;
+  n_params: number;
+  weight_bytes: number;
+  weights_in_memory: string;
+  /** Every name model.tensor() knows. */
+  model_tensors: string[];
+  /** What loading let pass (the unused tensors allowUnused ignored). */
+  warnings: string[];
+  n_encoder_layers?: number;
+  n_decoder_layers?: number;
+  n_src_vocab?: number;
+  norm?: 'pre' | 'post';
+  final_norm?: boolean;
+  positions?: 'sinusoidal' | 'learned';
+  shared_embeddings?: boolean;
+  embed_scale?: number;
+  pad_token_id?: number;
+  bos_token_id?: number;
+  eos_token_id?: number;
+}
+
+export interface Tensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
+
+export interface TensorListEntry {
+  name: string;
+  /** Symbolic dimensions, e.g. ['pos', 'head', 'd_head']. */
+  dims: string[];
+  /** The current shape, or null when not captured. */
+  shape: number[] | null;
+  captured: boolean;
+  doc: string;
+}
+
+export interface SessionOptions {
+  /** Tensor names or globs to keep from each pass: an array, or a comma-separated string. */
+  capture?: string[] | string;
+  /** The captured tensors' byte limit (0: the default, 256 MB). */
+  maxCaptureBytes?: number;
+  /** The sampling generator's seed: a non-negative safe integer or a BigInt below 2^64. */
+  seed?: number | bigint;
+}
+
+export interface SamplingOptions {
+  /** 0 is greedy; else softmax(logits / temperature). Default 1. */
+  temperature?: number;
+  /** Keep the k most likely tokens; 0 (the default) keeps all. */
+  topK?: number;
+  /** Keep the smallest set reaching this probability, in (0, 1]. Default 1. */
+  topP?: number;
+}
+
+export class Model {
+  readonly info: ModelInfo;
+  readonly nVocab: number;
+  readonly nCtx: number;
+  /** True for the encoder-decoder family: sessions need encode() before decoding. */
+  readonly isEncoderDecoder: boolean;
+  /** A weight by its TransformerLens name, in TransformerLens's shape (see info.model_tensors). */
+  tensor(name: string): Tensor;
+  createSession(options?: SessionOptions): Session;
+  /** Free the model and every session made from it. */
+  free(): void;
+}
+
+export class Session {
+  readonly model: Model;
+  /** Tokens in the session. */
+  readonly length: number;
+  /** Encoded source tokens (0: none yet, or a decoder-only model). */
+  readonly sourceLength: number;
+  /** Keep these tensors from now on: names or globs. */
+  setCapture(patterns: string[] | string): void;
+  /** Append tokens in one batched pass (prefill). */
+  forward(ids: ArrayLike<number> | Iterable<number>): void;
+  /** Append one token using the KV cache. */
+  step(id: number): void;
+  /** Encoder-decoder models: encode a source and start a new target. */
+  encode(ids: ArrayLike<number> | Iterable<number>): void;
+  sourceTokens(): Int32Array;
+  /** Keep the first pos tokens. */
+  rewind(pos: number): void;
+  reset(): void;
+  tokens(): Int32Array;
+  /** The last position's logits, or null before any token. */
+  logits(): Float32Array | null;
+  /** The sampling distribution. */
+  probs(options?: SamplingOptions): Float32Array;
+  /** Draw the next token id with the session's seeded generator. */
+  sample(options?: SamplingOptions): number;
+  setSeed(seed: number | bigint): void;
+  /** A captured tensor of the last pass, by TransformerLens hook name. */
+  tensor(name: string): Tensor;
+  tensorList(): TensorListEntry[];
+  free(): void;
+}
+
+export interface TokenWithOffsets {
+  id: number;
+  /** The token for display: visible whitespace, stray bytes as <0xNN>. */
+  text: string;
+  byteStart: number;
+  byteEnd: number;
+  /** For string input: where the token is in UTF-16 units. */
+  start?: number;
+  end?: number;
+}
+
+export interface EncodeOptions {
+  /** Also match special tokens such as <|endoftext|>. */
+  special?: boolean;
+}
+
+export class Tokenizer {
+  /** 'bpe', 'char' or 'word'. */
+  readonly kind: string;
+  readonly nVocab: number;
+  encode(text: string | Uint8Array | ArrayBuffer, options?: EncodeOptions): Int32Array;
+  encodeWithOffsets(text: string | Uint8Array | ArrayBuffer, options?: EncodeOptions): { ids: Int32Array; tokens: TokenWithOffsets[] };
+  decodeBytes(ids: ArrayLike<number> | Iterable<number>): Uint8Array;
+  decode(ids: ArrayLike<number> | Iterable<number>): string;
+  display(id: number): string;
+  /** The id of a token spelled exactly so, or -1. */
+  tokenId(token: string): number;
+  free(): void;
+}
