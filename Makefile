@@ -36,7 +36,7 @@ space := $(empty) $(empty)
 WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 \
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
-.PHONY: all wasm native test test-native test-node bench serve fixtures deps deps-build deps-node \
+.PHONY: all wasm native dist test test-native test-node bench serve fixtures deps deps-build deps-node \
         deps-browser deps-relaxed deps-torch deps-weights deps-fuzz deps-bench weights fuzz test-fuzz clean
 
 all: wasm
@@ -135,6 +135,21 @@ build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kern
 	$(EMCC) $(CFLAGS_COMMON) -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
 	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_packed_size,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
 	  tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
+
+# The static build: the page, its engine builds and worker, the shipped models, the test model the
+# page lists and the example article, in one folder any static host serves as it is (relative
+# URLs only; threads where the host sends the isolation headers, see web/README-dist.md).
+DIST ?= dist
+DIST_MODELS := austen poetry induction zh-en
+dist: wasm
+	rm -rf $(DIST) && mkdir -p $(DIST)/weights $(DIST)/tests/fixtures/gpt2-tiny
+	cp -r web $(DIST)/web
+	rm -rf $(DIST)/web/serve.mjs $(DIST)/web/vendor && mv $(DIST)/web/README-dist.md $(DIST)/README.md
+	for m in $(DIST_MODELS); do cp -r weights/$$m $(DIST)/weights/$$m; done
+	cp tests/fixtures/gpt2-tiny/config.json tests/fixtures/gpt2-tiny/model.safetensors \
+	  tests/fixtures/gpt2-tiny/vocab.json tests/fixtures/gpt2-tiny/merges.txt $(DIST)/tests/fixtures/gpt2-tiny/
+	printf '<!doctype html>\n<meta charset="utf-8">\n<title>lantern</title>\n<meta http-equiv="refresh" content="0; url=web/">\n<a href="web/">lantern: open the playground</a>\n' > $(DIST)/index.html
+	@echo "$(DIST)/: $$(du -sh $(DIST) | cut -f1) in $$(find $(DIST) -type f | wc -l) files"
 
 serve: wasm deps-node
 	node web/serve.mjs $(PORT)

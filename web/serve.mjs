@@ -2,7 +2,8 @@
 // Serves the repository's web/, weights/ and tests/fixtures/ folders on localhost only,
 // cross-origin isolated (COOP and COEP headers) so that the page may use the threaded engine
 // build; `serve(port, host, { isolated: false })` or LANTERN_ISOLATED=0 leaves them out, as a
-// page embedded in someone else's site would be.
+// page embedded in someone else's site would be. `{ root }` serves another folder laid out the
+// same way, such as the static build `make dist` writes.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
@@ -19,7 +20,7 @@ const TYPES = {
 };
 
 /** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
-export function serve(port = 8000, host = '127.0.0.1', { isolated = true } = {}) {
+export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root = ROOT } = {}) {
   const isolation = isolated
     ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' }
     : {};
@@ -35,7 +36,7 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true } = {})
     const allowed = SERVED.some((dir) => path === dir || path.startsWith(dir + sep));
     let stat;
     try {
-      stat = allowed && !path.split(sep).includes('..') && statSync(join(ROOT, path));
+      stat = allowed && !path.split(sep).includes('..') && statSync(join(root, path));
     } catch {
       stat = null;
     }
@@ -50,7 +51,7 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true } = {})
       'Cache-Control': 'no-cache',
       ...isolation,
     });
-    createReadStream(join(ROOT, path)).pipe(res);
+    createReadStream(join(root, path)).pipe(res);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,84 @@
+// The static build (`make dist`): a folder any static host serves as it is. Served without
+// special headers the page loads a shipped model and shows its probabilities on one thread;
+// served cross-origin isolated it runs the threaded build; either way every request goes to the
+// host that serves the folder.
+import { test as nodeTest, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../web/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const test = (name, fn) => nodeTest(name, { timeout: 180000 }, fn);
+let work, dist, browser;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'lantern-dist-'));
+  dist = join(work, 'dist');
+  execFileSync('make', ['-s', 'dist', `DIST=${dist}`], { cwd: ROOT, encoding: 'utf8', timeout: 120000 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  try {
+    await browser?.close();
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('make dist writes the page, the engine builds, the models and a README, and nothing of the server', () => {
+  for (const f of ['index.html', 'README.md', 'web/index.html', 'web/lantern.js', 'web/worker.js', 'web/lantern.wasm',
+    'web/lantern-relaxed.wasm', 'web/lantern-threads.wasm', 'web/lantern-thread.js', 'web/embed-example.html',
+    'weights/austen/model.safetensors', 'weights/zh-en/tokenizer.json', 'tests/fixtures/gpt2-tiny/vocab.json']) {
+    assert.ok(existsSync(join(dist, f)), f);
+  }
+  assert.ok(!existsSync(join(dist, 'web/serve.mjs')));
+  assert.match(readFileSync(join(dist, 'index.html'), 'utf8'), /url=web\//);
+  // relative URLs only: no page, script or style names another host
+  for (const f of readdirSync(join(dist, 'web'), { recursive: true })) {
+    const path = join(dist, 'web', f);
+    if (!statSync(path).isFile() || !/\.(html|js|css)$/.test(f)) continue;
+    const text = readFileSync(path, 'utf8');
+    for (const m of text.matchAll(/(?:src|href|url)\s*[=(]\s*["'`]?(https?:)?\/\//g)) assert.fail(`${f} loads from another host: ${m[0]}`);
+    assert.doesNotMatch(text, /import\s[^;]*from\s+['"]https?:/, f);
+  }
+});
+
+/** Open the dist page served by `server` and wait for the first probabilities; every request URL. */
+async function openDist(server) {
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const page = await browser.newPage();
+  const requests = [], errors = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${origin}/web/?model=induction&lang=en`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelectorAll('#top tbody tr').length > 0,
+    null, { timeout: 60000 });
+  return { page, requests, errors, origin };
+}
+
+test('served as it is (no headers), the page runs the engine on one thread; with the isolation headers, on threads', async () => {
+  for (const isolated of [false, true]) {
+    const server = await serve(0, '127.0.0.1', { isolated, root: dist });
+    try {
+      const { page, requests, errors, origin } = await openDist(server);
+      const engine = await page.evaluate(() => document.body.dataset.engine);
+      if (isolated) assert.equal(engine, 'threads');
+      else assert.ok(engine === 'relaxed' || engine === 'strict', engine);
+      assert.match(await page.textContent('#model-name'), /engine: wasm/);
+      const elsewhere = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
+      assert.deepEqual(elsewhere, [], 'nothing is fetched from anywhere but the host');
+      assert.deepEqual(errors, []);
+      await page.close();
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+  }
+});
