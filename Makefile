@@ -16,7 +16,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
 ENGINE_SRC := src/error.c src/json.c src/safetensors.c src/hooks.c src/loader.c src/gpt2.c \
-              src/transformer.c src/model.c src/weights.c src/parallel.c \
+              src/transformer.c src/model.c src/weights.c src/edits.c src/parallel.c \
               src/session.c src/sample.c src/tokenizer.c src/unicode_tables.c src/kernels/ref.c
 HEADERS := $(wildcard src/*.h src/kernels/*.h)
 WASM_SRC := $(ENGINE_SRC) src/kernels/wasm_simd.c src/wasm_api.c
@@ -29,7 +29,8 @@ WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_m
   ltw_session_probs ltw_session_sample ltw_session_set_seed ltw_session_tensor \
   lt_session_list_tensors ltw_tokenizer_load lt_tokenizer_free lt_tokenizer_n_vocab lt_tokenizer_kind \
   lt_tokenizer_token_id ltw_tokenizer_encode ltw_tokenizer_decode ltw_tokenizer_token_display \
-  lt_session_encode lt_session_n_src lt_session_src_tokens ltw_model_tensor
+  lt_session_encode lt_session_n_src lt_session_src_tokens ltw_model_tensor ltw_session_add_edit \
+  lt_session_clear_edits lt_session_n_edits
 comma := ,
 empty :=
 space := $(empty) $(empty)

@@ -138,6 +138,23 @@ export interface SamplingOptions {
   topP?: number;
 }
 
+/** An edit at a hook, kept in force for every later pass until cleared (session.edit). */
+export interface Edit {
+  /** A full hook name, e.g. 'blocks.0.attn.hook_z'. */
+  hook: string;
+  op: 'zero' | 'scale' | 'add' | 'replace';
+  /** For 'scale'. */
+  factor?: number;
+  /** For 'add' and 'replace': one row of the selected dimensions, or one per selected position and head. */
+  values?: ArrayLike<number> | Iterable<number>;
+  /** Absolute positions; none: every position. */
+  positions?: ArrayLike<number> | Iterable<number>;
+  /** Heads, for hooks with a head dimension (q, k, v, z); none: every head. */
+  heads?: ArrayLike<number> | Iterable<number>;
+  /** Indices in the hook's last dimension (d_model, d_mlp or d_head); none: all. */
+  dims?: ArrayLike<number> | Iterable<number>;
+}
+
 export class Model {
   readonly info: ModelInfo;
   readonly nVocab: number;
@@ -177,6 +194,12 @@ export class Session {
   /** Draw the next token id with the session's seeded generator. */
   sample(options?: SamplingOptions): number;
   setSeed(seed: number | bigint): void;
+  /** Edit a hook in every later pass (TransformerLens semantics); what it changes is rerun at once. */
+  edit(edit: Edit): void;
+  /** Drop every edit; what they changed is rerun. */
+  clearEdits(): void;
+  /** How many edits are in force. */
+  readonly editCount: number;
   /** A captured tensor of the last pass, by TransformerLens hook name. */
   tensor(name: string): Tensor;
   tensorList(): TensorListEntry[];

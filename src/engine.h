@@ -243,8 +243,22 @@ typedef struct lt_capture_slot {
     size_t cap; /* floats allocated */
 } lt_capture_slot;
 
+/* An edit in force (edits.c): at hook, layer, in every pass, on the selected positions (none
+ * listed: all), heads and dimensions (of the hook's last dimension). */
+typedef struct lt_edit_rec {
+    int32_t hook, layer, op;
+    float factor;
+    float *values; /* (n_values): one row of the selected dimensions, or one per position and head */
+    int32_t n_values;
+    int32_t *positions, n_positions;
+    int32_t *heads, n_heads;
+    int32_t *dims, n_dims;
+} lt_edit_rec;
+
 struct lt_session {
     lt_model *model;
+    lt_edit_rec *edits; /* (n_edits), applied in this order */
+    int32_t n_edits;
     lt_session_params params;
     int32_t n_past;
     int32_t *tokens;  /* (n_ctx) */
@@ -296,6 +310,11 @@ static inline size_t lt_widest_row(const lt_model *m) {
 
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
+/* Apply the edits in force at (hook, layer) to n rows of x (row t at x + t * stride + col), the
+ * positions p0 .. p0 + n - 1; call only when s->n_edits (edits.c). */
+void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                     int32_t p0);
+void lt_edits_free(lt_session *s);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as
  * [n, width] if that hook is captured. */
 /* Capture, when wanted, what LayerNorm divides each of n rows of x [n, d] by: sqrt(var + eps)

@@ -282,6 +282,13 @@ static void attention(lt_session *s, float *out, float *scores, float *pattern, 
     lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
 }
 
+/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
+static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                      int32_t width, int32_t p0) {
+    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, p0);
+    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
+}
+
 void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, p0 = s->n_past, n_kv = p0 + n;
@@ -289,9 +296,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     float *x = s->x, *xn = s->xn, *qkv = s->qkv, *z = s->z, *tmp = s->tmp, *h = s->h;
 
     /* embeddings: x = wte[id] + wpe[pos] */
-    float *cap_embed = lt_capture(s, LT_H_EMBED, 0), *cap_pos = lt_capture(s, LT_H_POS_EMBED, 0);
     for (int32_t t = 0; t < n; t++) {
-        const float *pe = m->wpe + (size_t)(p0 + t) * d;
         float *xr = x + (size_t)t * d;
         if (m->wte.q) {
             const int8_t *te = m->wte.q + (size_t)ids[t] * d;
@@ -304,10 +309,16 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
             const uint16_t *te = m->wte.h + (size_t)ids[t] * d;
             for (int32_t i = 0; i < d; i++) xr[i] = lt_half_to_f32(te[i], m->wte.kind);
         }
-        if (cap_embed) memcpy(cap_embed + (size_t)t * d, xr, (size_t)d * sizeof(float));
-        for (int32_t i = 0; i < d; i++) xr[i] += pe[i];
-        if (cap_pos) memcpy(cap_pos + (size_t)t * d, pe, (size_t)d * sizeof(float));
     }
+    hook_rows(s, LT_H_EMBED, 0, x, n, d, 0, d, p0);
+    const float *pe = m->wpe + (size_t)p0 * d;
+    if (s->n_edits) { /* the position rows are the model's: edit a copy */
+        memcpy(tmp, pe, nd * sizeof(float));
+        lt_edit_rows_at(s, LT_H_POS_EMBED, 0, tmp, n, d, 0, p0);
+        pe = tmp;
+    }
+    lt_capture_rows(s, LT_H_POS_EMBED, 0, pe, n, d, 0, d);
+    lt_k_add(x, pe, (int64_t)nd);
 
     lt_attn_dims ad = {
         .n_q = n, .n_kv = n_kv, .n_head = m->n_head, .d_head = m->d_head,
@@ -317,12 +328,17 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
         float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
-        lt_capture_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d);
+        hook_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d, p0);
 
         lt_capture_ln_scale(s, LT_H_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
-        lt_capture_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
+        hook_rows(s, LT_H_LN1, l, xn, n, d, 0, d, p0);
         matmul(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
+        if (s->n_edits) { /* before the keys and values enter the cache */
+            lt_edit_rows_at(s, LT_H_Q, l, qkv, n, 3 * d, 0, p0);
+            lt_edit_rows_at(s, LT_H_K, l, qkv, n, 3 * d, d, p0);
+            lt_edit_rows_at(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, p0);
+        }
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + d, (size_t)d * sizeof(float));
             memcpy(vc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + 2 * d, (size_t)d * sizeof(float));
@@ -331,23 +347,23 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_capture_rows(s, LT_H_K, l, qkv, n, 3 * d, d, d);
         lt_capture_rows(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
         attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
-        lt_capture_rows(s, LT_H_Z, l, z, n, d, 0, d);
+        hook_rows(s, LT_H_Z, l, z, n, d, 0, d, p0);
         matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
-        lt_capture_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
+        hook_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d, p0);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_capture_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
+        hook_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d, p0);
 
         lt_capture_ln_scale(s, LT_H_LN2_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-        lt_capture_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
+        hook_rows(s, LT_H_LN2, l, xn, n, d, 0, d, p0);
         matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
-        lt_capture_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
+        hook_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp, p0);
         activate(m, h, (int64_t)n * m->d_mlp);
-        lt_capture_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
+        hook_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp, p0);
         matmul(s, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
-        lt_capture_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
+        hook_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d, p0);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_capture_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
+        hook_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d, p0);
     }
 
     /* the final norm runs on every row only when those rows are captured; the logits of every
@@ -357,6 +373,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     float *xf = xn + (size_t)first * d;
     lt_capture_ln_scale(s, LT_H_LN_FINAL_SCALE, 0, x, n, d);
     lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
+    if (s->n_edits) lt_edit_rows_at(s, LT_H_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
     if (lt_capture(s, LT_H_LOGITS, 0)) lt_defer_logits(s, xf, rows);
     lt_gpt2_unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);

@@ -252,6 +252,45 @@ int32_t lt_session_tensor(lt_session *session, const char *name, const float **d
  * Owned by the session; valid until the next call on it. NULL only if memory ran out. */
 const char *lt_session_list_tensors(lt_session *session);
 
+/* ---------------------------------------------------------------- interventions */
+
+/* Edits at a hook, as TransformerLens forward hooks that return a tensor: the edited values are
+ * what later stages read. An edit stays in force for every later pass (and step) until cleared;
+ * adding or clearing one reruns the positions it can change, so the KV cache, the logits and the
+ * captured tensors are always those of the edited run. GPT-2 models; the hooks that can be edited
+ * are the embeddings, the residual stream, the LayerNorm outputs, q, k, v, z and the attention and
+ * MLP outputs (not the attention scores or pattern yet). */
+typedef enum { LT_EDIT_ZERO = 0, LT_EDIT_SCALE = 1, LT_EDIT_ADD = 2, LT_EDIT_REPLACE = 3 } lt_edit_op;
+
+typedef struct lt_edit {
+    const char *hook;       /* a full hook name, e.g. "blocks.1.attn.hook_z" */
+    int32_t op;             /* an lt_edit_op */
+    float factor;           /* LT_EDIT_SCALE: the factor (finite) */
+    /* LT_EDIT_ADD, LT_EDIT_REPLACE: one row of the selected dimensions (applied at every selected
+     * position and head), or with positions listed, a row per position and head in that order
+     * (positions outer): the values captured from another run, for activation patching */
+    const float *values;
+    int32_t n_values;
+    const int32_t *positions; /* absolute positions; none listed (0): every position */
+    int32_t n_positions;
+    const int32_t *heads;   /* hooks with a head dimension (q, k, v, z); none listed: every head */
+    int32_t n_heads;
+    const int32_t *dims;    /* indices in the hook's last dimension (d_model, d_mlp neurons or
+                             * d_head); none listed: all */
+    int32_t n_dims;
+} lt_edit;
+
+/* Add an edit (copied) and rerun what it changes. Returns LT_OK, LT_ERR_INVALID_ARGUMENT (an
+ * unknown hook, a selector that does not fit the hook, a list with repeats, a count of values
+ * that fits no row, NaN values or factor), LT_ERR_OUT_OF_RANGE (a position, head or dimension
+ * out of range), LT_ERR_UNSUPPORTED (a hook that cannot be edited yet), LT_ERR_OUT_OF_MEMORY,
+ * or LT_ERR_FORMAT (the edited run overflowed: the edit is dropped). On failure the session is
+ * as it was. */
+int32_t lt_session_add_edit(lt_session *session, const lt_edit *edit);
+/* Drop every edit and rerun what they changed. */
+int32_t lt_session_clear_edits(lt_session *session);
+int32_t lt_session_n_edits(const lt_session *session);
+
 /* ---------------------------------------------------------------- sampling */
 
 typedef struct lt_sampling_params {

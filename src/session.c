@@ -82,6 +82,7 @@ void lt_session_free(lt_session *s) {
     if (s->slots)
         for (size_t i = 0; i < n_slots(s->model); i++) free(s->slots[i].data);
     free(s->slots);
+    lt_edits_free(s);
     free(s->tokens);
     free(s->k_cache);
     free(s->v_cache);

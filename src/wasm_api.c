@@ -97,6 +97,14 @@ EXPORT const char *ltw_tokenizer_token_display(lt_tokenizer *t, int32_t id) {
     return text;
 }
 
+/* An edit from flat arguments (lantern.js checks them first; the engine checks them again). */
+EXPORT int32_t ltw_session_add_edit(lt_session *s, const char *hook, int32_t op, float factor, const float *values,
+                                    int32_t n_values, const int32_t *positions, int32_t n_positions,
+                                    const int32_t *heads, int32_t n_heads, const int32_t *dims, int32_t n_dims) {
+    lt_edit e = {hook, op, factor, values, n_values, positions, n_positions, heads, n_heads, dims, n_dims};
+    return lt_session_add_edit(s, &e);
+}
+
 /* meta: [data pointer, ndim, shape[0..3]] as int32. */
 EXPORT int32_t ltw_model_tensor(lt_model *m, const char *name, int32_t *meta) {
     const float *data = NULL;

@@ -730,6 +730,49 @@ class Session {
     this.lantern.wasm.ltw_session_set_seed(this.live(), lo, hi);
   }
 
+  /**
+   * Edit a hook in every later pass, as a TransformerLens forward hook returning a tensor would:
+   * { hook: 'blocks.0.attn.hook_z', op: 'zero' | 'scale' | 'add' | 'replace', factor (scale),
+   * values (add, replace: one row of the selected dimensions, or one per selected position and
+   * head), positions, heads, dims (none listed: all) }. The positions the edit can change are
+   * rerun at once, so logits, captures and the KV cache are those of the edited run.
+   */
+  edit({ hook, op, factor = 1, values = [], positions = [], heads = [], dims = [], ...rest } = {}) {
+    const h = this.live();
+    const L = this.lantern;
+    const ops = { zero: 0, scale: 1, add: 2, replace: 3 };
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new LanternError(`edit: unknown option ${show(unknown[0])}`);
+    if (typeof hook !== 'string') throw new LanternError(`edit: hook must be a hook's name, not ${show(hook)}`);
+    if (!Object.hasOwn(ops, op)) throw new LanternError(`edit: op must be 'zero', 'scale', 'add' or 'replace', not ${show(op)}`);
+    if (typeof factor !== 'number' || !Number.isFinite(factor) || Math.abs(factor) > F32_MAX) {
+      throw new LanternError(`edit: factor must be a finite number, not ${show(factor)}`);
+    }
+    const ints = (list, what) => Int32Array.from(list, (v) => checkRange(v, `edit: ${what}`, 0, INT32_MAX));
+    const lists = [ints(positions, 'position'), ints(heads, 'head'), ints(dims, 'dimension')];
+    const vals = Float32Array.from(values, (v) => {
+      if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > F32_MAX) throw new LanternError(`edit: values must be finite numbers, not ${show(v)}`);
+      return v;
+    });
+    const ptrs = [vals, ...lists].map((a) => L.copyIn(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)));
+    try {
+      L.check(L.withString(hook, (p) => L.wasm.ltw_session_add_edit(h, p, ops[op], factor, ptrs[0], vals.length,
+        ptrs[1], lists[0].length, ptrs[2], lists[1].length, ptrs[3], lists[2].length)));
+    } finally {
+      for (const p of ptrs) L.wasm.free(p);
+    }
+  }
+
+  /** Drop every edit; what they changed is rerun. */
+  clearEdits() {
+    this.lantern.check(this.lantern.wasm.lt_session_clear_edits(this.live()));
+  }
+
+  /** How many edits are in force. */
+  get editCount() {
+    return this.lantern.wasm.lt_session_n_edits(this.live());
+  }
+
   /** A captured tensor of the last pass: { name, shape, data: Float32Array }. */
   tensor(name) {
     const h = this.live();

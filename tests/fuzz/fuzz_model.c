@@ -44,6 +44,23 @@ static void read_weights(lt_model *m, const uint8_t *data, size_t size) {
     }
 }
 
+/* An edit made of the input's first bytes: a hook of either family (or none), an op, selectors
+ * and values, possibly out of range; refused or in force, the session must stay sound. */
+static void add_edit(lt_session *s, const uint8_t *data, size_t size) {
+    static const char *const hooks[] = {"hook_embed", "hook_pos_embed", "blocks.0.hook_resid_pre", "blocks.0.attn.hook_z",
+                                        "blocks.1.attn.hook_k", "blocks.0.mlp.hook_post", "ln_final.hook_normalized",
+                                        "blocks.0.attn.hook_pattern", "decoder.blocks.0.hook_resid_pre", "logits"};
+    if (size < 16) return;
+    const uint8_t *b = data;
+    int32_t positions[2] = {b[3] % 16, b[4] % 16}, heads[2] = {b[5] % 5, b[6] % 5}, dims[2] = {b[7] % 70, b[8] % 70};
+    float values[4] = {(float)(int8_t)b[9] / 8, (float)(int8_t)b[10] / 8, (float)(int8_t)b[11] / 8, (float)(int8_t)b[12] / 8};
+    lt_edit e = {hooks[b[0] % (sizeof hooks / sizeof hooks[0])], b[1] % 5, (float)(int8_t)b[2] / 16, values, b[13] % 5,
+                 positions, b[14] % 3, heads, (b[14] / 3) % 3, dims, b[15] % 3};
+    int32_t rc = lt_session_add_edit(s, &e);
+    if (rc == LT_OK && lt_session_n_edits(s) != 1) abort();
+    if (rc != LT_OK && lt_session_n_edits(s) != 0) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *config, *weights;
     size_t clen, wlen;
@@ -60,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lt_session *s = NULL;
         if (lt_session_init(m, sp, &s) == LT_OK) {
             lt_session_set_capture(s, "*");
+            add_edit(s, data, size);
             int32_t V = lt_model_n_vocab(m), C = lt_model_n_ctx(m);
             int32_t ids[8];
             int32_t n = C < 8 ? C : 8;

@@ -35,8 +35,10 @@ ACTS = {"gelu_new": gelu_new, "gelu": lambda x: torch.nn.functional.gelu(x),
         "relu": torch.relu}
 
 
-def run(cfg, w, ids):
-    """Forward pass over ids (a list of ints); returns {hook name: float64 tensor}."""
+def run(cfg, w, ids, edits=None):
+    """Forward pass over ids (a list of ints); returns {hook name: float64 tensor}. edits maps a
+    hook name to a function of its tensor returning the tensor later stages read, as a
+    TransformerLens forward hook that returns a value does."""
     n_layer, n_head, d = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
     d_head = d // n_head
     eps = cfg.get("layer_norm_epsilon", 1e-5)
@@ -44,6 +46,12 @@ def run(cfg, w, ids):
     tied = cfg.get("tie_word_embeddings", True)
     T = len(ids)
     hooks = {}
+    edits = edits or {}
+
+    def hook(name, t):
+        t = edits[name](t.clone()) if name in edits else t
+        hooks[name] = t
+        return t
 
     def ln(x, prefix, scale_hook):
         """LayerNorm, recording what it divides by (TransformerLens's hook_scale, [pos, 1])."""
@@ -51,44 +59,64 @@ def run(cfg, w, ids):
         return torch.nn.functional.layer_norm(x, (d,), w[prefix + ".weight"], w[prefix + ".bias"], eps)
 
     idx = torch.tensor(ids)
-    hooks["hook_embed"] = w["wte.weight"][idx]
-    hooks["hook_pos_embed"] = w["wpe.weight"][:T]
-    x = hooks["hook_embed"] + hooks["hook_pos_embed"]
+    x = hook("hook_embed", w["wte.weight"][idx]) + hook("hook_pos_embed", w["wpe.weight"][:T])
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
     for l in range(n_layer):
         p, b = f"h.{l}.", f"blocks.{l}."
-        hooks[b + "hook_resid_pre"] = x
-        xn = ln(x, p + "ln_1", b + "ln1.hook_scale")
-        hooks[b + "ln1.hook_normalized"] = xn
+        x = hook(b + "hook_resid_pre", x)
+        xn = hook(b + "ln1.hook_normalized", ln(x, p + "ln_1", b + "ln1.hook_scale"))
         qkv = xn @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
         q, k, v = (t.reshape(T, n_head, d_head) for t in qkv.split(d, dim=-1))
-        hooks[b + "attn.hook_q"], hooks[b + "attn.hook_k"], hooks[b + "attn.hook_v"] = q, k, v
+        q, k, v = hook(b + "attn.hook_q", q), hook(b + "attn.hook_k", k), hook(b + "attn.hook_v", v)
         scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(d_head)
         scores = scores.masked_fill(~causal, float("-inf"))
         hooks[b + "attn.hook_attn_scores"] = scores
         pattern = torch.softmax(scores, dim=-1)
         hooks[b + "attn.hook_pattern"] = pattern
-        z = torch.einsum("hqk,khc->qhc", pattern, v)
-        hooks[b + "attn.hook_z"] = z
-        attn_out = z.reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-        hooks[b + "hook_attn_out"] = attn_out
-        x = x + attn_out
-        hooks[b + "hook_resid_mid"] = x
-        xn = ln(x, p + "ln_2", b + "ln2.hook_scale")
-        hooks[b + "ln2.hook_normalized"] = xn
-        pre = xn @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]
-        hooks[b + "mlp.hook_pre"] = pre
-        post = act(pre)
-        hooks[b + "mlp.hook_post"] = post
-        mlp_out = post @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-        hooks[b + "hook_mlp_out"] = mlp_out
-        x = x + mlp_out
-        hooks[b + "hook_resid_post"] = x
-    xf = ln(x, "ln_f", "ln_final.hook_scale")
-    hooks["ln_final.hook_normalized"] = xf
+        z = hook(b + "attn.hook_z", torch.einsum("hqk,khc->qhc", pattern, v))
+        attn_out = hook(b + "hook_attn_out", z.reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"])
+        x = hook(b + "hook_resid_mid", x + attn_out)
+        xn = hook(b + "ln2.hook_normalized", ln(x, p + "ln_2", b + "ln2.hook_scale"))
+        pre = hook(b + "mlp.hook_pre", xn @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+        post = hook(b + "mlp.hook_post", act(pre))
+        mlp_out = hook(b + "hook_mlp_out", post @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"])
+        x = hook(b + "hook_resid_post", x + mlp_out)
+    xf = hook("ln_final.hook_normalized", ln(x, "ln_f", "ln_final.hook_scale"))
     unembed = w["wte.weight"] if tied else w["lm_head.weight"]
     hooks["logits"] = xf @ unembed.T
     return hooks
+
+
+def edit_fn(spec, n_head):
+    """The function a lantern edit spec stands for, on a hook's tensor [pos, width] or [pos, head,
+    d_head] (TransformerLens's semantics: the edited tensor is what later stages read):
+    {"op": "zero" | "scale" | "add" | "replace", "factor", "values", "positions", "heads", "dims"},
+    an empty or missing selector meaning all; values one row of the selected dims, or a row for
+    each selected position (and head), in order."""
+    def fn(t):
+        per_head = t.dim() == 3
+        T = t.shape[0]
+        width = t.shape[-1]
+        heads = (spec.get("heads") or list(range(n_head))) if per_head else [None]
+        dims = spec.get("dims") or list(range(width))
+        values = torch.tensor(spec.get("values", []), dtype=t.dtype)
+        k = 0
+        for p in spec.get("positions") or list(range(T)):
+            for h in heads:
+                if p < T:
+                    row = t[p, h] if per_head else t[p]
+                    sel = torch.tensor(dims)
+                    op = spec["op"]
+                    if op == "zero":
+                        row[sel] = 0
+                    elif op == "scale":
+                        row[sel] = row[sel] * spec["factor"]
+                    else:
+                        v = values if values.numel() == len(dims) else values[k * len(dims):(k + 1) * len(dims)]
+                        row[sel] = row[sel] + v if op == "add" else v
+                k += 1
+        return t
+    return fn
 
 
 def tl_weights(cfg, w):

@@ -315,10 +315,57 @@ def write_transformer_fixture(name, spec):
           f"target {tgt}")
 
 
+def edit_cases(cfg, g):
+    """Interventions for the golden tests: each case a list of edits, applied in order."""
+    d, H, f = cfg["n_embd"], cfg["n_head"], cfg.get("n_inner") or 4 * cfg["n_embd"]
+    dh = d // H
+
+    def vals(n):
+        return [round(x, 4) for x in (torch.randn(n, generator=g, dtype=torch.float64) * 1.5).tolist()]
+
+    return [
+        [{"hook": "blocks.0.attn.hook_z", "op": "zero", "heads": [1]}],
+        [{"hook": "blocks.1.hook_resid_pre", "op": "scale", "factor": 0.5, "positions": [3, 4]}],
+        [{"hook": "blocks.0.hook_resid_mid", "op": "add", "positions": [2], "values": vals(d)}],
+        [{"hook": "blocks.1.mlp.hook_post", "op": "replace", "dims": [0, 7, f - 1], "values": [1.5, -2.0, 0.25]}],
+        [{"hook": "blocks.1.attn.hook_v", "op": "replace", "positions": [1, 5], "heads": [0, 2], "values": vals(2 * 2 * dh)}],
+        [{"hook": "blocks.0.attn.hook_k", "op": "scale", "factor": -1.0, "positions": [0], "heads": [2]}],
+        [{"hook": "hook_pos_embed", "op": "zero", "positions": [6]},
+         {"hook": "hook_embed", "op": "add", "dims": [0, 1], "values": [0.5, -0.5]}],
+        [{"hook": "ln_final.hook_normalized", "op": "add", "values": vals(d)},
+         {"hook": "blocks.0.attn.hook_q", "op": "scale", "factor": 3.0, "heads": [0], "dims": [1, 2]}],
+        [{"hook": "blocks.1.ln2.hook_normalized", "op": "zero", "positions": [10]},
+         {"hook": "blocks.0.mlp.hook_pre", "op": "scale", "factor": 0.0},
+         {"hook": "blocks.1.hook_mlp_out", "op": "add", "positions": [0, 9], "values": vals(2 * d)},
+         {"hook": "blocks.0.hook_attn_out", "op": "replace", "positions": [4], "dims": [5], "values": [3.0]},
+         {"hook": "blocks.1.hook_resid_post", "op": "scale", "factor": 2.0, "positions": [7]}],
+    ]
+
+
+def write_edits(name):
+    """Golden logits of the fixture's prompt under each intervention case, from the twin's hooks."""
+    folder = os.path.join(OUT, name)
+    cfg, w = gpt2_ref.load_model(folder)
+    _, meta = safetensors_io.load(os.path.join(folder, "golden.safetensors"))
+    prompt = json.loads(meta["prompt"])
+    cases = edit_cases(cfg, torch.Generator().manual_seed(21))
+    out = {}
+    for i, case in enumerate(cases):
+        edits = {}
+        for e in case:
+            fn, prev = gpt2_ref.edit_fn(e, cfg["n_head"]), edits.get(e["hook"])
+            edits[e["hook"]] = (lambda t, fn=fn, prev=prev: fn(prev(t))) if prev else fn
+        out[f"case{i}.logits"] = gpt2_ref.run(cfg, w, prompt, edits)["logits"].to(torch.float32)
+    safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
+                        {"cases": json.dumps(cases), "prompt": json.dumps(prompt)})
+    print(f"{name}: {len(cases)} intervention cases")
+
+
 def main():
     torch.set_num_threads(1)
     for name, spec in FIXTURES.items():
         write_fixture(name, spec)
+    write_edits("gpt2-odd")
     for name, spec in TRANSFORMER_FIXTURES.items():
         write_transformer_fixture(name, spec)
 

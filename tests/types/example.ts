@@ -33,6 +33,10 @@ async function main(): Promise<number> {
   const logits: Float32Array | null = session.logits();
   const pattern: Tensor = session.tensor('blocks.0.attn.hook_pattern');
   for (const t of session.tensorList()) if (t.captured && t.shape) console.log(t.name, t.dims.join(','), t.shape.join('x'), t.doc);
+  session.edit({ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [1], positions: new Int32Array([0, 2]) });
+  session.edit({ hook: 'blocks.0.hook_resid_mid', op: 'add', values: new Float32Array(dModel) });
+  const edits: number = session.editCount;
+  session.clearEdits();
   session.setCapture('blocks.*.hook_resid_post');
   session.setSeed(7);
   session.rewind(session.length - 1);
@@ -53,7 +57,7 @@ async function main(): Promise<number> {
   model.free();
   lantern.close();
   return heads + dModel + dHead + names.length + warnings.length + probs.length + (logits?.length ?? 0) + pattern.data.length +
-    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0);
+    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0) + edits;
 }
 
 main().then((n) => console.log(n));

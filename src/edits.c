@@ -1,0 +1,216 @@
+/* Interventions: edits a session applies at named hooks in every later pass, with
+ * TransformerLens's semantics (the edited tensor is what later stages read), and the KV cache
+ * kept true to them: setting or clearing an edit reruns the positions it can change. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_NAME 128
+
+static void edit_free(lt_edit_rec *e) {
+    free(e->values);
+    free(e->positions);
+    free(e->heads);
+    free(e->dims);
+}
+
+void lt_edits_free(lt_session *s) {
+    for (int32_t i = 0; i < s->n_edits; i++) edit_free(&s->edits[i]);
+    free(s->edits);
+    s->edits = NULL;
+    s->n_edits = 0;
+}
+
+/* The hooks that may be edited: those a pass writes row by row and later stages read. */
+static bool editable(const lt_model *m, int32_t h) {
+    if (m->family != LT_FAMILY_GPT2) return false;
+    switch ((lt_gpt2_hook)h) {
+    case LT_H_ATTN_SCORES: case LT_H_PATTERN: case LT_H_LOGITS:
+    case LT_H_LN1_SCALE: case LT_H_LN2_SCALE: case LT_H_LN_FINAL_SCALE: return false;
+    default: return true;
+    }
+}
+
+static int32_t *copy_ints(const int32_t *src, int32_t n) {
+    int32_t *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    if (p && n) memcpy(p, src, (size_t)n * sizeof *p);
+    return p;
+}
+
+/* Every entry of list in [0, limit) and no entry twice. */
+static int32_t check_list(const int32_t *list, int32_t n, int32_t limit, const char *what, const char *hook) {
+    if (n < 0 || (n > 0 && !list)) return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %s: bad %s list", hook, what);
+    for (int32_t i = 0; i < n; i++) {
+        if (list[i] < 0 || list[i] >= limit)
+            return lt_fail(LT_ERR_OUT_OF_RANGE, "edit of %s: %s %d is outside [0, %d)", hook, what, (int)list[i], (int)limit);
+        for (int32_t j = 0; j < i; j++)
+            if (list[j] == list[i])
+                return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %s: %s %d is listed twice", hook, what, (int)list[i]);
+    }
+    return LT_OK;
+}
+
+/* Rerun the positions from `from` on of the n tokens ids, so the KV cache, logits and captures
+ * hold what the edits now in force give. */
+static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n) {
+    if (from >= n) return LT_OK;
+    if (from == 0) {
+        lt_session_reset(s);
+        return lt_session_forward(s, ids, n);
+    }
+    int32_t rc = lt_session_rewind(s, from);
+    return rc ? rc : lt_session_forward(s, ids + from, n - from);
+}
+
+static int32_t first_position(const lt_edit_rec *e) {
+    if (!e->n_positions) return 0;
+    int32_t p = e->positions[0];
+    for (int32_t i = 1; i < e->n_positions; i++)
+        if (e->positions[i] < p) p = e->positions[i];
+    return p;
+}
+
+int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
+    if (!s || !edit || !edit->hook) return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: missing argument");
+    const lt_model *m = s->model;
+    char buf[MAX_NAME];
+    int32_t hook = -1, layer = 0;
+    for (int32_t h = 0; h < m->n_hooks && hook < 0; h++)
+        for (int32_t l = 0; l < m->hook_layers[h]; l++)
+            if (lt_hook_format(&m->hooks[h], l, buf, sizeof buf) && !strcmp(buf, edit->hook)) {
+                hook = h;
+                layer = l;
+                break;
+            }
+    const char *name = edit->hook;
+    if (hook < 0)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: the model has no hook named \"%.100s\"", name);
+    if (!editable(m, hook))
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "edit: %.100s cannot be edited yet (lantern edits the residual stream, embeddings, "
+                       "LayerNorm outputs, q, k, v, z and the attention and MLP outputs of GPT-2 models)", name);
+    const lt_hook_def *d = &m->hooks[hook];
+    const bool per_head = d->ndim == 3;
+    const int32_t unit = per_head ? m->d_head : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
+    int32_t rc;
+    if (edit->op < LT_EDIT_ZERO || edit->op > LT_EDIT_REPLACE)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: op %d is not an lt_edit_op", name, (int)edit->op);
+    if (edit->op == LT_EDIT_SCALE && !isfinite(edit->factor))
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: the factor must be a finite number, not %g", name,
+                       (double)edit->factor);
+    if (!per_head && edit->n_heads)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: this hook has no head dimension to select", name);
+    if ((rc = check_list(edit->positions, edit->n_positions, m->n_ctx, "position", name)) ||
+        (rc = check_list(edit->heads, edit->n_heads, m->n_head, "head", name)) ||
+        (rc = check_list(edit->dims, edit->n_dims, unit, "dimension", name)))
+        return rc;
+    const int32_t row = edit->n_dims ? edit->n_dims : unit, heads = per_head ? (edit->n_heads ? edit->n_heads : m->n_head) : 1;
+    const bool needs_values = edit->op == LT_EDIT_ADD || edit->op == LT_EDIT_REPLACE;
+    if (needs_values) {
+        const int64_t per_row = (int64_t)edit->n_positions * heads * row;
+        if (!edit->values || !(edit->n_values == row || (edit->n_positions && edit->n_values == per_row)))
+            return lt_fail(LT_ERR_INVALID_ARGUMENT,
+                           "edit of %.100s: %d values given; it takes %d (one row of the selected dimensions)%s",
+                           name, (int)edit->n_values, (int)row,
+                           edit->n_positions ? ", or one such row per selected position and head" : "");
+        for (int32_t i = 0; i < edit->n_values; i++)
+            if (!isfinite(edit->values[i]))
+                return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: value %d is not a finite number", name, (int)i);
+    } else if (edit->n_values) {
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: zero and scale take no values", name);
+    }
+    lt_edit_rec e = {hook, layer, edit->op, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
+                     edit->n_positions, NULL, per_head ? edit->n_heads : 0, NULL, edit->n_dims};
+    e.values = malloc((size_t)(e.n_values ? e.n_values : 1) * sizeof(float));
+    e.positions = copy_ints(edit->positions, e.n_positions);
+    e.heads = copy_ints(edit->heads, e.n_heads);
+    e.dims = copy_ints(edit->dims, e.n_dims);
+    lt_edit_rec *grown = realloc(s->edits, (size_t)(s->n_edits + 1) * sizeof *grown);
+    if (!e.values || !e.positions || !e.heads || !e.dims || !grown) {
+        if (grown) s->edits = grown;
+        edit_free(&e);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (e.n_values) memcpy(e.values, edit->values, (size_t)e.n_values * sizeof(float));
+    const int32_t n = s->n_past;
+    int32_t *ids = copy_ints(s->tokens, n);
+    s->edits = grown;
+    if (!ids) {
+        edit_free(&e);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    s->edits[s->n_edits++] = e;
+    if ((rc = rerun(s, first_position(&e), ids, n))) {
+        /* the edited run failed (it overflowed): the edit goes, and the session is as it was */
+        edit_free(&s->edits[--s->n_edits]);
+        rerun(s, first_position(&e), ids, n);
+    }
+    free(ids);
+    return rc;
+}
+
+int32_t lt_session_clear_edits(lt_session *s) {
+    if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "clear edits: no session");
+    if (!s->n_edits) return LT_OK;
+    int32_t from = INT32_MAX;
+    for (int32_t i = 0; i < s->n_edits; i++) {
+        const int32_t p = first_position(&s->edits[i]);
+        if (p < from) from = p;
+    }
+    const int32_t n = s->n_past;
+    int32_t *ids = copy_ints(s->tokens, n);
+    if (!ids) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    lt_edits_free(s);
+    const int32_t rc = rerun(s, from, ids, n);
+    free(ids);
+    return rc;
+}
+
+int32_t lt_session_n_edits(const lt_session *s) { return s ? s->n_edits : 0; }
+
+/* Index of v in list, or -1. */
+static int32_t index_of(const int32_t *list, int32_t n, int32_t v) {
+    for (int32_t i = 0; i < n; i++)
+        if (list[i] == v) return i;
+    return -1;
+}
+
+static void edit_span(const lt_edit_rec *e, float *x, int32_t unit, const float *values) {
+    const int32_t n = e->n_dims ? e->n_dims : unit;
+    for (int32_t k = 0; k < n; k++) {
+        float *v = &x[e->n_dims ? e->dims[k] : k];
+        switch (e->op) {
+        case LT_EDIT_ZERO: *v = 0.0f; break;
+        case LT_EDIT_SCALE: *v *= e->factor; break;
+        case LT_EDIT_ADD: *v += values[k]; break;
+        case LT_EDIT_REPLACE: *v = values[k]; break;
+        }
+    }
+}
+
+void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                     int32_t p0) {
+    const lt_model *m = s->model;
+    for (int32_t i = 0; i < s->n_edits; i++) {
+        const lt_edit_rec *e = &s->edits[i];
+        if (e->hook != hook || e->layer != layer) continue;
+        const lt_hook_def *d = &m->hooks[hook];
+        const bool per_head = d->ndim == 3;
+        const int32_t unit = per_head ? m->d_head : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
+        const int32_t heads = per_head ? (e->n_heads ? e->n_heads : m->n_head) : 1;
+        const int32_t row = e->n_dims ? e->n_dims : unit;
+        for (int32_t t = 0; t < n; t++) {
+            const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, p0 + t) : 0;
+            if (pi < 0) continue;
+            for (int32_t k = 0; k < heads; k++) {
+                const int32_t h = per_head ? (e->n_heads ? e->heads[k] : k) : 0;
+                const float *values = !e->n_values    ? NULL
+                                      : e->n_values == row ? e->values
+                                                           : e->values + ((size_t)pi * heads + k) * row;
+                edit_span(e, x + (size_t)t * stride + col + (size_t)h * unit * per_head, unit, values);
+            }
+        }
+    }
+}

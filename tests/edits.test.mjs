@@ -1,0 +1,104 @@
+// Interventions (session.edit): each case of tests/fixtures/gpt2-odd/edits.safetensors, written by
+// the PyTorch twin with the same edits applied as forward hooks (gpt2_ref.edit_fn), gives the
+// twin's logits at every position: set before a prefill, set after it (the engine reruns what the
+// edit changes), and while decoding token by token with the KV cache. Clearing gives back the
+// unedited run; bad edits are refused and leave the session as it was.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lantern, readFixture, readGolden, readSafetensors, compareArrays, sliceRows, FIXTURES } from './helpers.mjs';
+import { LanternError } from '../web/lantern.js';
+
+const L = await lantern();
+const fixture = readFixture('gpt2-odd');
+const golden = readGolden('gpt2-odd');
+const { tensors, metadata } = readSafetensors(`${FIXTURES}gpt2-odd/edits.safetensors`);
+const cases = JSON.parse(metadata.cases);
+const prompt = JSON.parse(metadata.prompt);
+const V = 97;
+const row = (t, i) => sliceRows(t, i, i + 1).data;
+
+cases.forEach((edits, i) => {
+  const want = tensors.get(`case${i}.logits`);
+  const label = edits.map((e) => `${e.op} ${e.hook}`).join(', ');
+
+  test(`edit case ${i} (${label}): the twin's logits, set before, set after, and token by token`, () => {
+    assert.notEqual(compareArrays(want.data, golden.tensors.get('logits').data), null, 'the edits change the logits');
+    const model = L.loadModel(fixture);
+    const before = model.createSession({ capture: 'logits' });
+    for (const e of edits) before.edit(e);
+    before.forward(prompt);
+    assert.equal(compareArrays(before.tensor('logits').data, want.data), null, 'set before the prefill');
+
+    const after = model.createSession();
+    after.forward(prompt);
+    for (const e of edits) after.edit(e);
+    assert.equal(after.length, prompt.length);
+    assert.equal(compareArrays(after.logits(), row(want, prompt.length - 1)), null, 'set after: the rerun');
+
+    const steps = model.createSession();
+    for (const e of edits) steps.edit(e);
+    prompt.forEach((id, t) => {
+      steps.step(id);
+      assert.equal(compareArrays(steps.logits(), row(want, t)), null, `step ${t}`);
+    });
+
+    after.clearEdits();
+    assert.equal(after.editCount, 0);
+    const plain = row(golden.tensors.get('logits'), prompt.length - 1);
+    assert.equal(compareArrays(after.logits(), plain), null, 'cleared: the unedited run');
+    model.free();
+  });
+});
+
+test('an edit at one position leaves the positions before it as they were, and a rewind keeps it in force', () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: 'logits' });
+  s.forward(prompt);
+  const plain = s.tensor('logits').data.slice();
+  s.edit({ hook: 'blocks.1.hook_resid_pre', op: 'scale', factor: 0.5, positions: [3, 4] });
+  const want = tensors.get('case1.logits');
+  s.rewind(5); // reruns position 4, edited
+  assert.equal(compareArrays(s.logits(), row(want, 4)), null);
+  s.forward(prompt.slice(5));
+  assert.equal(compareArrays(s.logits(), row(want, prompt.length - 1)), null);
+  s.reset();
+  s.forward(prompt);
+  const edited = s.tensor('logits').data;
+  assert.deepEqual(edited.subarray(0, 3 * V), plain.subarray(0, 3 * V), 'positions 0-2 untouched');
+  assert.notDeepEqual(edited.subarray(3 * V, 4 * V), plain.subarray(3 * V, 4 * V));
+  assert.equal(compareArrays(edited, want.data), null);
+  model.free();
+});
+
+test('hostile edits get a clear LanternError and leave the session as it was', () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession();
+  s.forward(prompt);
+  s.edit({ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [1] });
+  const logits = s.logits();
+  const cases = [
+    [{ hook: 'blocks.9.hook_resid_pre', op: 'zero' }, /no hook named "blocks\.9\.hook_resid_pre"/],
+    [{ hook: 'blocks.0.attn.hook_pattern', op: 'zero' }, /hook_pattern cannot be edited yet/],
+    [{ hook: 'logits', op: 'zero' }, /cannot be edited yet/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [3] }, /head 3 is outside \[0, 3\)/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', heads: [0] }, /has no head dimension/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'add', values: [1, 2] }, /2 values given; it takes 30/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'replace', positions: [1, 2], dims: [0], values: [1, 2, 3] }, /3 values given; it takes 1 .*or one such row per selected position/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'scale', factor: NaN }, /factor must be a finite number, not NaN/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'add', values: new Array(30).fill(Infinity) }, /values must be finite numbers, not Infinity/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', positions: [2, 2] }, /position 2 is listed twice/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', positions: [11] }, /position 11 is outside \[0, 11\)/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', positions: [2 ** 32] }, /position 4294967296 is outside \[0, 2147483647\]/],
+    [{ hook: 'blocks.0.mlp.hook_post', op: 'zero', dims: [50] }, /dimension 50 is outside \[0, 50\)/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', values: [1] }, /zero and scale take no values/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'ablate' }, /op must be 'zero', 'scale', 'add' or 'replace', not "ablate"/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', head: [0] }, /unknown option "head"/],
+  ];
+  for (const [edit, pattern] of cases) {
+    assert.throws(() => s.edit(edit), (e) => e instanceof LanternError && pattern.test(e.message), `${JSON.stringify(edit)}: ${pattern}`);
+    assert.equal(s.editCount, 1);
+    assert.equal(s.length, prompt.length);
+    assert.deepEqual(s.logits(), logits);
+  }
+  model.free();
+});
