@@ -604,3 +604,86 @@ test('attention step by step in zh-en: cross-attention against the source, no ma
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+/** A block panel once it has drawn (each is asked for when it comes into view). */
+async function openBlock(page, name) {
+  await page.$eval(`#${name}-panel`, (e) => e.scrollIntoView());
+  await page.waitForFunction((n) => document.querySelector(`#${n} .stage`) && document.body.dataset.ready === 'true', name, { timeout: 30000 });
+}
+/** Hover a colour strip at index k of n and read the tooltip's number. */
+async function stripValue(page, selector, k, n) {
+  const box = await page.$eval(selector, (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  await page.mouse.move(box.x + box.w * ((k + 0.5) / n), box.y + box.h / 2);
+  return Number((await page.textContent('.steps-tip:not([hidden])')).split(' = ').pop().replace('−', '-'));
+}
+
+test('embedding, Add & Norm and FFN: the engine\'s numbers for the selected token and layer, a LayerNorm picked in the diagram, in English and 中文', async () => {
+  const prompt = 'The keys of the cat sat on';
+  const ids = Array.from(tok.encode(prompt));
+  const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(prompt)}&layer=1&query=4&ln=ln2`);
+  const s = model.createSession({ capture: ['blocks.0.hook_resid_pre', 'blocks.1.*', 'ln_final.*'] });
+  s.forward(ids);
+  const M = model.info.d_model;
+  // off screen, the block views cost nothing: not computed, not drawn
+  assert.equal(await page.evaluate(() => globalThis.lanternDraws.ffn ?? 0), 0, 'the FFN view waits until it is on screen');
+  // embedding + position = resid_pre of layer 0, at the selected token
+  await openBlock(page, 'embed');
+  assert.equal(await page.getAttribute('#embed', 'data-pos'), '4');
+  assert.match(await page.textContent('#embed .tokbadge'), new RegExp(`id ${ids[4]}$`));
+  const resid = s.tensor('blocks.0.hook_resid_pre').data;
+  near(await stripValue(page, '#embed [data-stage="sumTitle"] .vrow:nth-of-type(3) canvas', 5, M), resid[4 * M + 5], 'e + p [5]', 1e-4);
+  // LayerNorm: the sigma shown is the engine's, the scalar form ends on hook_normalized
+  await openBlock(page, 'norm');
+  assert.equal(await page.getAttribute('#norm', 'data-ln'), 'ln2');
+  near(Number(await page.getAttribute('#norm', 'data-std')), s.tensor('blocks.1.ln2.hook_scale').data[4], 'sigma = ln2.hook_scale');
+  const [y, engine] = await page.$eval('#norm .norm-scalar b', (b) => [Number(b.dataset.value), Number(b.dataset.engine)]);
+  near(y, engine, 'the scalar form = hook_normalized');
+  assert.deepEqual(await page.$$eval('#norm svg.plan .pl-ln', (gs) => gs.map((g) => g.dataset.ln)), ['ln1', 'ln2', 'final'], 'pre-LN: a norm per sublayer and a final one');
+  await page.click('#norm svg.plan .pl-ln[data-ln="final"]');
+  await page.waitForFunction(() => document.getElementById('norm').dataset.ln === 'final' && new URL(location.href).searchParams.get('ln') === 'final');
+  near(Number(await page.getAttribute('#norm', 'data-std')), s.tensor('ln_final.hook_scale').data[4], 'sigma = ln_final.hook_scale');
+  // FFN: the most active neurons are the engine's largest hook_post, with their hook_pre
+  await openBlock(page, 'ffn');
+  const N = model.info.d_mlp;
+  const pre = s.tensor('blocks.1.mlp.hook_pre').data.subarray(4 * N, 5 * N), post = s.tensor('blocks.1.mlp.hook_post').data.subarray(4 * N, 5 * N);
+  const rows = await page.$$eval('#ffn table.neurons tbody tr', (trs) => trs.map((tr) => [Number(tr.dataset.n), Number(tr.cells[2].dataset.value), Number(tr.cells[3].dataset.value)]));
+  assert.deepEqual(rows.map((r) => r[0]), [...post.keys()].sort((a, b) => post[b] - post[a] || a - b).slice(0, rows.length));
+  for (const [n, p, a] of rows) { near(p, pre[n], `hook_pre[${n}]`); near(a, post[n], `hook_post[${n}]`); }
+  // 中文: the same numbers, relabelled
+  await page.selectOption('#lang', 'zh');
+  await page.waitForFunction(() => document.getElementById('ffn-title').textContent === '前馈网络（FFN）');
+  assert.match(await page.textContent('#norm [data-stage="meanTitle"] h3'), /均值与标准差/);
+  assert.match(await page.textContent('#embed [data-stage="sumTitle"] h3'), /第 0 层的残差流/);
+  assert.deepEqual(await page.$$eval('#ffn table.neurons tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.n))), rows.map((r) => r[0]));
+  await page.screenshot({ path: `${SHOTS}block-zh.png`, fullPage: true });
+  s.free();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('zh-en embedded: the sinusoids written out, post-LN Add & Norm drawn from the model, the ReLU FFN', async () => {
+  for (const view of ['embed', 'norm', 'ffn']) {
+    const { page, errors } = await openPage(`?model=zh-en&lang=${view === 'norm' ? 'zh' : 'en'}&embed=1&view=${view}&attn=encoder&query=3`);
+    await page.setViewportSize({ width: 600, height: 560 });
+    await page.waitForFunction((v) => document.querySelector(`#${v} .stage`), view, { timeout: 30000 });
+    if (view === 'embed') {
+      const terms = await page.$$eval('#embed .scalar b', (bs) => bs.map((b) => [Number(b.dataset.value), Number(b.dataset.engine)]));
+      assert.equal(terms.length, 4);
+      for (const [v, e] of terms) near(v, e, 'PE written out = hook_pos_embed');
+      assert.match(await page.textContent('#embed .formula'), /× √128/);
+    } else if (view === 'norm') {
+      assert.deepEqual(await page.$$eval('#norm svg.plan .pl-ln', (gs) => gs.map((g) => g.dataset.ln)), ['ln1', 'ln2'], 'the encoder: two norms, no final one');
+      assert.match(await page.textContent('#norm [data-stage="planTitle"] .formula'), /后置层归一化/);
+      assert.match(await page.textContent('#norm-kind'), /编码器，第 0 层/);
+    } else {
+      assert.match(await page.textContent('#ffn [data-stage="actTitle"] .formula'), /ReLU/);
+      const rows = await page.$$eval('#ffn table.neurons tbody tr', (trs) => trs.map((tr) => [Number(tr.cells[2].dataset.value), Number(tr.cells[3].dataset.value)]));
+      for (const [p, a] of rows) assert.equal(a, Math.max(0, p), 'ReLU: after = max(0, before)');
+    }
+    const size = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(size <= 600, `${view}: ${size} px wide`);
+    await page.screenshot({ path: `${SHOTS}embed-zh-en-${view}.png` });
+    assert.deepEqual(errors, [], view);
+    await page.close();
+  }
+});

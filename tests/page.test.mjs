@@ -211,7 +211,8 @@ test('keyboard: one tab stop per group, arrows inside, focus kept after Enter; a
 });
 
 test('axe-core finds no serious or critical violations', async () => {
-  for (const query of ['?model=gpt2-tiny', '?model=zh-en&lang=zh', '?model=austen&embed=1&view=attention']) {
+  for (const query of ['?model=gpt2-tiny', '?model=zh-en&lang=zh', '?model=austen&embed=1&view=attention',
+    '?model=zh-en&lang=zh&embed=1&view=norm', '?model=gpt2-tiny&embed=1&view=ffn', '?model=austen&embed=1&view=embed']) {
     const { page } = await openPage(query);
     assert.deepEqual(await axeViolations(page), [], query);
     await page.close();
@@ -286,7 +287,8 @@ test('?embed=1&view=… shows one view that fits a 400-600 px frame, with a link
       assert.equal(link.searchParams.get('embed'), null);
       assert.equal(link.searchParams.get('model'), model);
       assert.equal(link.searchParams.get('head'), '2');
-      const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe', steps: '#steps .stage' }[view];
+      const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe', steps: '#steps .stage',
+        embed: '#embed .stage', norm: '#norm svg.plan', ffn: '#ffn canvas.curve' }[view];
       assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
       if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
       assert.deepEqual(errors, [], view);

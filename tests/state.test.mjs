@@ -6,7 +6,7 @@
 // failure prints the seed and the query string.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeState, encodeState, validTemperature, validTopK, validTopP, validSeed, STAGES, KINDS, VIEWS, LANGS } from '../web/state.js';
+import { decodeState, encodeState, validTemperature, validTopK, validTopP, validSeed, STAGES, KINDS, VIEWS, LANGS, NORMS } from '../web/state.js';
 import { createLantern } from '../web/lantern.js';
 
 import { readFileSync } from 'node:fs';
@@ -34,12 +34,12 @@ function generator(seed) {
   };
 }
 
-const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'stage', 'temperature', 'topk', 'topp', 'seed',
+const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'ln', 'stage', 'temperature', 'topk', 'topp', 'seed',
   'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'unknown', ''];
 const NUMBERS = ['0', '1', '-1', '2', '1.5', '1e-50', '1e39', '1e-6', '1e6', '1000001', 'NaN', 'Infinity', '-0', '0x10', '4294967297',
   '2147483647', '2147483648', '9007199254740993', '', ' 1', '1 ', '01', '1e3', '.5', '5.', '+3', '٣'];
 const WORDS = ['pattern', 'masked', 'scores', 'cross', 'decoder', 'encoder', 'probs', 'attention', 'grid', 'translate', 'text',
-  'positions', 'steps', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
+  'positions', 'steps', 'embed', 'norm', 'ffn', 'ln1', 'ln2', 'ln3', 'final', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
 const PIECES = ['%', '%FF', '%E4%BD%A0', '%00', '&', '=', '+', '#', '?', ',', ',,', '\uFEFF', '\u202E', '😀', '\uD800', '<script>', '"', '\\'];
 
 function randomValue(rand) {
@@ -70,7 +70,7 @@ const CORPUS = [
   '?seed=4294967296', '?seed=2147483648', '?topk=2147483648', '?topk=-1', '?topp=0', '?topp=NaN', '?topp=1e-50',
   '?temperature=1e-50', '?temperature=1e39', '?temperature=-0', '?temperature=Infinity', '?temperature=%20',
   '?prompt=%FF', '?prompt=%', '?prompt=\uFEFFhello', '?steps=1,2,,x,-3,1e3,9999999999', '?hist=5&steps=1', '?hist=-1',
-  '?layer=1&layer=2', '?query=-0&key=-0', '?query=1000001', '?query=3&key=2&view=steps', '?key=1e3', '?query=%203', '?stage=__proto__', '?view=constructor', '?lang=ZH', '?embed=true', '?engine=auto', '?attn=toString',
+  '?layer=1&layer=2', '?query=-0&key=-0', '?query=1000001', '?query=3&key=2&view=steps', '?ln=final&view=norm', '?ln=ln4', '?ln=LN1&view=ffn', '?view=embed&query=0', '?key=1e3', '?query=%203', '?stage=__proto__', '?view=constructor', '?lang=ZH', '?embed=true', '?engine=auto', '?attn=toString',
   '?model=__proto__', '?model=files', `?prompt=${'x'.repeat(100000)}`, `?steps=${Array(5000).fill(7).join(',')}`,
 ];
 
@@ -90,6 +90,7 @@ function checkDomain(s, query) {
   assert.ok(validSeed(s.seed), `seed ${where}`);
   assert.ok(STAGES.includes(s.stage) && KINDS.includes(s.attn) && LANGS.includes(s.lang), where);
   assert.ok(s.view === null || VIEWS.includes(s.view), where);
+  assert.ok(s.ln === null || NORMS.includes(s.ln), `ln ${where}`);
   assert.ok(s.engine === null || ['strict', 'relaxed', 'threads'].includes(s.engine), where);
   for (const k of ['mean', 'hideFirst', 'embed', 'langInUrl']) assert.equal(typeof s[k], 'boolean', `${k} ${where}`);
 }

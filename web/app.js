@@ -19,7 +19,10 @@
 //   views/history.js the steps, to go back and branch
 //   views/positions.js the positional encodings
 //   views/steps.js  one attention computation stage by stage, multi-head split and concat, the matrix form
+//   views/block.js  inside a block for one token: embedding + position, Add & Norm (the model's
+//                   sublayer order and one LayerNorm step by step), the FFN and its activation curve
 //   steps.js        (used by the worker) the stages of that computation from the engine's tensors
+//   stages.js       (used by the worker) the block views' stages from the engine's tensors
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic } from './i18n.js';
@@ -33,6 +36,7 @@ import { createGrid } from './views/grid.js';
 import { createHistory } from './views/history.js';
 import { createPositions } from './views/positions.js';
 import { createSteps } from './views/steps.js';
+import { createEmbed, createNorm, createFfn } from './views/block.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -126,6 +130,52 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
 } else if (!S.embed) stepsOnScreen = true;
 const stepsWanted = () => stepsOnScreen && (!S.embed || S.view === 'steps');
 
+// the block views (embedding and position, Add & Norm, FFN): the selected token is the page's
+// query (shared with the step-by-step view), the layer the page's layer; each is computed in the
+// worker only while its panel is on screen (or it is the embedded view)
+const pickQuery = (i) => store.set({ query: i, key: null });
+const embedView = createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
+const normView = createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => store.set({ ln }) });
+const ffnView = createFfn({ root: $('ffn'), query: $('ffn-query'), onQuery: pickQuery });
+const BLOCK_VIEWS = ['embed', 'norm', 'ffn'];
+const blockOnScreen = new Set(S.embed && BLOCK_VIEWS.includes(S.view) ? [S.view] : []);
+if (!S.embed && 'IntersectionObserver' in globalThis) {
+  const observer = new IntersectionObserver((entries) => {
+    let added = false;
+    for (const e of entries) {
+      const name = e.target.id.replace('-panel', '');
+      if (e.isIntersecting && !blockOnScreen.has(name)) { blockOnScreen.add(name); added = true; }
+      else if (!e.isIntersecting) blockOnScreen.delete(name);
+    }
+    if (added) requestView();
+  }, { rootMargin: '600px 0px' });
+  for (const name of BLOCK_VIEWS) observer.observe($(`${name}-panel`));
+} else if (!S.embed) for (const name of BLOCK_VIEWS) blockOnScreen.add(name);
+const blockWanted = () => BLOCK_VIEWS.filter((name) => blockOnScreen.has(name));
+let blockDrawn = null; // the worker's key of the block stages drawn
+
+function drawBlock(v) {
+  const b = v.block;
+  const tokens = b.stack === 'encoder' ? v.srcTokens : v.tokens;
+  blockDrawn = b.key;
+  if (b.views.includes('embed')) embedView.update(b.embed, tokens, b.keys.embed);
+  if (b.views.includes('norm')) {
+    normView.update(b.norm ?? null, b.plan, tokens, b.keys.norm);
+    const label = (ln) => (ln === 'final' ? 'ln_final' : `${ln} · ${t(`block.sub.${b.plan.subs.find((x) => x.ln === ln)?.kind ?? 'attn'}`)}`);
+    $('norm-ln').replaceChildren(...b.plan.norms.map((ln) => new Option(label(ln), ln, false, ln === b.ln)));
+    $('norm-ln').value = b.ln;
+  }
+  if (b.views.includes('ffn')) ffnView.update(b.ffn ?? null, tokens, b.keys.ffn);
+  describeBlock(b);
+}
+let blockShown = null; // { stack, layer, post } of the block views, for their captions
+function describeBlock(b = blockShown) {
+  blockShown = b ? { stack: b.stack, layer: b.layer, post: b.plan.post, plan: b.plan, ln: b.ln } : null;
+  const line = blockShown ? t('block.kindLine', blockShown.stack, blockShown.layer, blockShown.post) : '';
+  $('norm-kind').textContent = line;
+  $('ffn-kind').textContent = line;
+}
+
 function describeSteps() {
   const d = stepsView.data;
   $('steps-kind').textContent = d ? t('steps.kindLine', t(`kindNames.${d.kind}`), d.layer, d.head, d.post) : '';
@@ -170,6 +220,7 @@ function drawView(v) {
     stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
     describeSteps();
   }
+  if (v.block) drawBlock(v);
   drawHistory();
   $('error').textContent = '';
   // a full context is said once: by the end of a generation, else here
@@ -190,6 +241,9 @@ function clearViews() {
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
   stepsView.clear();
   describeSteps();
+  embedView.clear(); normView.clear(); ffnView.clear();
+  blockDrawn = null;
+  describeBlock(null);
 }
 
 // ---------------------------------------------------------------- requests
@@ -201,7 +255,9 @@ const seq = () => ({ text: S.prompt ?? '', steps: S.steps, hist: S.hist });
 function requestView() {
   if (!info) return;
   const steps = stepsWanted() ? { query: S.query, key: stepsView.data?.key ?? null } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps });
+  const views = blockWanted();
+  const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps, block });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */
@@ -302,6 +358,7 @@ function onLoaded(d) {
   $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   $('prompt-label').dataset.i18n = translating() ? 'source' : 'prompt';
   $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = $('steps-attn-label').hidden = !translating();
+  for (const e of document.querySelectorAll('.stack-label')) e.hidden = !translating();
   $('prose-box').hidden = translating();
   if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
   fillLayers();
@@ -319,7 +376,7 @@ let loadCount = 0;
 function fillLayers() {
   const n = translating() && S.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
   if (S.layer > n - 1) store.set({ layer: n - 1 });
-  for (const id of ['layer', 'steps-layer']) $(id).replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === S.layer)));
+  for (const id of ['layer', 'steps-layer', 'norm-layer', 'ffn-layer']) $(id).replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === S.layer)));
 }
 
 const client = createClient(worker, {
@@ -343,7 +400,7 @@ function loadModel(model) {
 // ---------------------------------------------------------------- state -> URL, requests, controls
 
 let quiet = false; // generating: the steps grow without asking for views
-const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP', 'query'];
+const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP', 'query', 'ln'];
 // replaceState is throttled by browsers: a change writes the URL at once unless one was written
 // in the last 100 ms; then the latest state is written when that time is up.
 // A drawn view writes a pending state at once, so the URL always matches what is on screen.
@@ -386,7 +443,8 @@ function syncControls() {
   set('steps-attn', S.attn);
   if ($('layer').value !== String(S.layer) && $('layer').options.length > S.layer) $('layer').value = S.layer;
   for (const id of ['head', 'steps-head']) if ($(id).value !== String(S.head) && $(id).options.length > S.head) $(id).value = S.head;
-  if ($('steps-layer').value !== String(S.layer) && $('steps-layer').options.length > S.layer) $('steps-layer').value = S.layer;
+  for (const id of ['steps-layer', 'norm-layer', 'ffn-layer']) if ($(id).value !== String(S.layer) && $(id).options.length > S.layer) $(id).value = S.layer;
+  for (const e of document.querySelectorAll('.block-stack')) e.value = S.attn === 'encoder' ? 'encoder' : 'decoder';
   $('mean').checked = S.mean;
   $('hidefirst').checked = S.hideFirst;
   $('lang').value = S.lang;
@@ -403,6 +461,11 @@ function relabel() {
   fillModelMenu();
   text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions.relabel();
   stepsView.relabel(); describeSteps(); fillGlossary();
+  embedView.relabel(); normView.relabel(); ffnView.relabel(); describeBlock();
+  if (blockShown) { // the LayerNorm menu's sublayer names
+    const { plan } = blockShown;
+    for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
+  }
   drawHistory();
 }
 
@@ -430,6 +493,14 @@ numeric('seed', 'seed', (v) => Math.round(Number(v)), validSeed);
 $('layer').addEventListener('input', () => store.set({ layer: Number($('layer').value) }));
 $('head').addEventListener('input', () => store.set({ head: Number($('head').value) }));
 $('steps-layer').addEventListener('input', () => store.set({ layer: Number($('steps-layer').value) }));
+for (const id of ['norm-layer', 'ffn-layer']) $(id).addEventListener('input', () => store.set({ layer: Number($(id).value) }));
+$('norm-ln').addEventListener('input', () => store.set({ ln: $('norm-ln').value }));
+for (const e of document.querySelectorAll('.block-stack')) {
+  e.addEventListener('input', () => store.set({ attn: e.value === 'encoder' ? 'encoder' : S.attn === 'encoder' ? 'decoder' : S.attn, query: null, key: null }));
+}
+// the curves and dot plots are drawn to their width
+let resizeTimer = 0;
+addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); }, 150); });
 $('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));

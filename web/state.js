@@ -4,7 +4,9 @@
 
 export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
-export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps'];
+export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn'];
+/** The LayerNorms the Add & Norm view can show (which of them a model has is known once it loads). */
+export const NORMS = ['ln1', 'ln2', 'ln3', 'final'];
 export const LANGS = ['en', 'zh'];
 
 /** The default language: the URL's, else the browser's first preference that we speak. */
@@ -50,6 +52,8 @@ export function decodeState(search, modelIds) {
     // of largest weight); positions past the text are clamped where the text is known
     query: int(p.get('query'), 0, 1e6),
     key: int(p.get('key'), 0, 1e6),
+    // the Add & Norm view's LayerNorm (null: the block's first); one the model lacks falls back to it
+    ln: NORMS.includes(p.get('ln')) ? p.get('ln') : null,
     stage: STAGES.includes(p.get('stage')) ? p.get('stage') : 'pattern',
     temperature: ok(real(p.get('temperature'), 0, 1e6), validTemperature),
     topK: int(p.get('topk'), 0, 1e9) ?? 0,
@@ -79,6 +83,7 @@ export function encodeState(s, { translating = false } = {}) {
   p.set('stage', s.stage);
   if (s.query != null) p.set('query', String(s.query));
   if (s.key != null) p.set('key', String(s.key));
+  if (s.ln != null) p.set('ln', s.ln);
   if (s.temperature != null) p.set('temperature', String(s.temperature));
   p.set('topk', String(s.topK));
   p.set('topp', String(s.topP));

@@ -16,7 +16,12 @@
 // the whole sequence in one pass whenever the sequence or the layer changes, capturing only that
 // layer; web/steps.js turns its tensors into the stages the view draws.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?}
+// The block views (embedding and position, Add & Norm, FFN) work the same way with a third
+// session (the inner probe): one whole pass capturing the embeddings, one layer's streams,
+// LayerNorms and FFN hidden layer (never an attention matrix); web/stages.js turns them into
+// the stages for the selected token. Either probe runs only while its views are on screen.
+//
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop
 // Out: progress {loaded, total} | loaded {...} | view {id, ...} | tokens {id, tokens}
 //      | generated {id, reason} | error {id, during, message, code?, args?}
@@ -25,6 +30,7 @@
 // validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads).
 import { createLantern } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
+import * as stages from './stages.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
@@ -41,6 +47,9 @@ let unkId = -1;
 let gen = null;       // the running generation: { id, stop, look, viewId }
 let probe = null;     // the step-by-step view's session: one whole pass, one layer captured
 let probeKey = null;  // which sequence and layer it holds
+let inner = null;     // the block views' session: one whole pass, one layer's streams and FFN
+let innerKey = null;  // which sequence, stack and layer it holds
+let embedTable = null; // W_E as stored, read once, for models that scale their embeddings
 
 /** A failure the page words itself (in its own language), with the numbers it needs. */
 class PageError extends Error {
@@ -220,6 +229,9 @@ function install(files, name, origin, allowUnused = false) {
   gen = null;
   probe = null; // freed with its model
   probeKey = null;
+  inner = null;
+  innerKey = null;
+  embedTable = null;
   model?.free();
   tokenizer?.free();
   model = newModel;
@@ -416,7 +428,58 @@ function stepsFor(seq, look, want) {
   return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post' }) };
 }
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null) {
+/** The block views' stages for the selected token and layer: embedding and position, one
+ * LayerNorm, the FFN (only those asked for). undefined when not asked, null when unchanged. */
+function blockFor(seq, look, want) {
+  if (!want) return undefined;
+  const info = model.info;
+  const stack = isTranslator() ? (look.kind === 'encoder' ? 'encoder' : 'decoder') : 'gpt';
+  const plan = stages.blockPlan(info, stack);
+  const layer = Math.min(look.layer, plan.layers - 1);
+  const ids = stack === 'encoder' ? seq.src : seq.ids;
+  const T = ids.length;
+  const pos = Math.min(want.query ?? T - 1, T - 1);
+  const norms = stages.normsOf(plan);
+  const ln = norms.includes(want.ln) ? want.ln : norms[0];
+  const views = want.views.join(',');
+  const key = `${version}|${stack}|${layer}|${pos}|${ln}|${views}`;
+  if (key === want.key) return null;
+  const runKey = `${version}|${stack}|${layer}`;
+  if (runKey !== innerKey) {
+    innerKey = null;
+    inner ??= model.createSession();
+    inner.setCapture(stages.capturePatterns(info, stack, layer));
+    inner.reset();
+    if (isTranslator()) {
+      inner.encode(seq.src);
+      if (stack === 'decoder') inner.forward(seq.ids);
+    } else inner.forward(seq.ids);
+    innerKey = runKey;
+  }
+  const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : inner.tensor(name));
+  const out = {
+    key, stack, layer, pos, ln, views: want.views,
+    // what each view draws from: it redraws only when its own changes
+    keys: { embed: `${version}|${stack}|${pos}`, norm: `${version}|${stack}|${layer}|${pos}|${ln}`, ffn: `${version}|${stack}|${layer}|${pos}` },
+    plan: { post: plan.post, subs: plan.subs.map(({ kind, ln: l, hasLn }) => ({ kind, ln: l, hasLn })), finalNorm: plan.finalNorm, layers: plan.layers, norms },
+  };
+  if (want.views.includes('embed')) {
+    let embedRow = null;
+    if ((info.embed_scale ?? 1) !== 1) {
+      // kept between views; read again if it was a view of wasm memory that has since grown
+      embedTable ??= {};
+      if (!embedTable[stack]?.data.length) embedTable[stack] = model.tensor(`${stages.prefixOf(stack)}W_E`);
+      const W = embedTable[stack], M = W.shape[1];
+      embedRow = W.data.subarray(ids[pos] * M, (ids[pos] + 1) * M);
+    }
+    out.embed = stages.embedStage(get, info, { stack, pos, tokenId: ids[pos], embedRow });
+  }
+  if (want.views.includes('norm') && norms.length) out.norm = stages.normStage(get, info, { stack, layer, ln, pos });
+  if (want.views.includes('ffn')) out.ffn = stages.ffnStage(get, info, { stack, layer, pos });
+  return out;
+}
+
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -444,15 +507,17 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null) {
   };
   const steps = stepsFor(seq, look, want);
   if (steps !== undefined) msg.steps = steps;
+  const block = blockFor(seq, look, blockWant);
+  if (block !== undefined) msg.block = block;
   const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
-    ...(steps ? stepsBuffers(steps) : [])];
+    ...(steps ? stepsBuffers(steps) : []), ...(block ? stages.stagesBuffers(block) : [])];
   postMessage(msg, transfer);
 }
 
 function view(req) {
   const seq = sequence(req.seq);
   const ms = sync(seq, req.sampling);
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block);
 }
 
 // ---------------------------------------------------------------- generation

@@ -1,0 +1,438 @@
+// Inside a block, for the selected token: "embedding and position" (token embedding + position =
+// the residual stream entering layer 0), "Add & Norm" (where the model's LayerNorms sit, drawn
+// from the model's own plan, then one LayerNorm step by step) and "FFN" (the hidden layer before
+// and after the activation, the activation's curve with the token's neurons on it, the most
+// active neurons). Every number is the engine's, or was computed from the engine's tensors in the
+// worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
+// the activation function itself, its definition; every point on it is a pair of the engine's.
+import { gate, roving, el } from './common.js';
+import { t } from '../i18n.js';
+import { activation, ACT_FORMULAS } from '../stages.js';
+
+const NEG = [33, 102, 172], POS = [224, 110, 20]; // the step-by-step view's blue and orange
+
+/** A number as the page writes it: fixed decimals, a true minus sign, no "−0.000". */
+export function f(x, d = 3) {
+  if (!Number.isFinite(x)) return '';
+  const text = x.toFixed(d);
+  return (/^-0\.?0*$/.test(text) ? text.slice(1) : text).replace('-', '−');
+}
+const fp = (x, d = 3) => (x < 0 ? `(${f(x, d)})` : f(x, d));
+const maxAbs = (...arrays) => {
+  let m = 0;
+  for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
+  return m || 1;
+};
+const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
+
+/** Colour strips with a shared hover readout (the step-by-step view's visual language). */
+function strips(root) {
+  let neutral = [245, 245, 245];
+  const tip = el('div', { class: 'steps-tip', role: 'presentation' });
+  tip.hidden = true;
+  document.body.append(tip);
+  const colour = (v, scale) => {
+    const x = Math.max(-1, Math.min(1, v / scale));
+    const end = x < 0 ? NEG : POS, a = Math.abs(x) ** 0.8;
+    return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
+  };
+  root.addEventListener('pointermove', (e) => {
+    const c = e.target.closest?.('canvas');
+    if (!c?.readout) { tip.hidden = true; return; }
+    const r = c.getBoundingClientRect();
+    tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
+    tip.hidden = false;
+    tip.style.left = `${Math.min(innerWidth - tip.offsetWidth - 4, e.clientX + 12)}px`;
+    tip.style.top = `${e.clientY + 16}px`;
+  });
+  root.addEventListener('pointerleave', () => { tip.hidden = true; });
+  return {
+    refresh() {
+      const r = css(root, '--strip-mid', '').match(/\d+/g);
+      if (r) neutral = r.slice(0, 3).map(Number);
+    },
+    /** values as a one-row canvas, one pixel per value; hover reads name(k) = value, and onIndex(k). */
+    strip(values, scale, name, onIndex = null) {
+      const n = values.length;
+      const c = el('canvas', { class: 'strip' });
+      c.width = n;
+      c.height = 1;
+      const ctx = c.getContext('2d');
+      const img = ctx.createImageData(n, 1);
+      for (let k = 0; k < n; k++) img.data.set([...(Number.isFinite(values[k]) ? colour(values[k], scale) : neutral), 255], 4 * k);
+      ctx.putImageData(img, 0, 0);
+      c.readout = (x) => {
+        const k = Math.max(0, Math.min(n - 1, Math.floor(x * n)));
+        onIndex?.(k);
+        return `${name(k)} = ${f(values[k], 4)}`;
+      };
+      return c;
+    },
+  };
+}
+
+const stage = (n, title, ...children) => el('section', { class: 'stage', dataset: { stage: title } },
+  el('h3', {}, el('span', { class: 'num', 'aria-hidden': 'true' }, String(n)), t(`block.${title}`)), ...children);
+const formula = (text) => el('p', { class: 'formula' }, text);
+const note = (text) => el('p', { class: 'hint' }, text);
+const labelled = (label, canvas, value = '') => el('div', { class: 'vrow' }, el('span', { class: 'vlabel' }, label), canvas, el('span', { class: 'vval' }, value));
+const tokText = (tok) => (tok ? tok.text : '');
+
+/** The token menu every block view has: the selected token is the page's (query= in the URL). */
+function fillTokens(select, tokens, pos) {
+  const shown = Math.min(tokens.length, 4096);
+  select.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(tokens[i]).slice(0, 24)}`, String(i), false, i === pos)));
+  select.value = String(pos);
+}
+
+/** A canvas sized to its box at the device's pixel ratio; draw(ctx, w, h) in CSS pixels. */
+function sizedCanvas(canvas, height, draw) {
+  const w = Math.max(200, canvas.clientWidth || canvas.parentElement?.clientWidth || 600);
+  const dpr = globalThis.devicePixelRatio || 1;
+  canvas.width = Math.round(w * dpr);
+  canvas.height = Math.round(height * dpr);
+  canvas.style.height = `${height}px`;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, height);
+  draw(ctx, w, height);
+}
+
+/** Round tick values covering [lo, hi]. */
+function ticks(lo, hi, n = 5) {
+  const span = hi - lo || 1, raw = span / n, mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw);
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-12; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+// ------------------------------------------------------------------ embedding and position
+
+export function createEmbed({ root, query, onQuery }) {
+  const g = gate('embed');
+  const kit = strips(root);
+  let s = null, tokens = [];
+  query.addEventListener('input', () => onQuery(Number(query.value)));
+
+  function draw() {
+    kit.refresh();
+    const M = s.M, tok = tokens[s.pos];
+    const scale = maxAbs(s.embed, s.posRow, s.sum);
+    const name = (what) => (k) => `${what}[${k}]`;
+    const tokenBadge = el('span', { class: 'tokbadge' }, tokText(tok), el('small', {}, ` id ${s.tokenId}`));
+    const embedRows = [];
+    if (s.embedRaw) {
+      embedRows.push(labelled(`W_E[${s.tokenId}]`, kit.strip(s.embedRaw, maxAbs(s.embedRaw), name(`W_E[${s.tokenId}]`))));
+      embedRows.push(labelled(`× √${M} = ${f(s.scale, 3)}`, kit.strip(s.embed, scale, name('e'))));
+    } else embedRows.push(labelled(el('span', {}, el('b', {}, 'e'), ` = W_E[${s.tokenId}]`), kit.strip(s.embed, scale, name('e'))));
+    const one = stage(1, 'embedTitle',
+      el('p', { class: 'tokline' }, t('block.embedToken', s.pos), tokenBadge),
+      formula(s.embedRaw ? t('block.embedScaled', s.tokenId, M, s.scale) : t('block.embedPlain', s.tokenId)),
+      ...embedRows,
+      note(t(s.embedRaw ? 'block.embedScaledNote' : 'block.embedNote', M, s.scale)));
+    const posParts = [formula(s.sinusoidal ? t('block.posSinFormula') : t('block.posLearned', s.pos))];
+    if (s.sinusoidal) {
+      posParts.push(el('div', { class: 'scalar' }, el('p', { class: 'scalar-head' }, t('block.posWritten', s.pos)),
+        ...s.terms.map((term) => el('p', { class: 'eq' },
+          `PE(${s.pos}, ${term.d}) = ${term.d % 2 ? 'cos' : 'sin'}(${s.pos} / 10000^(${term.k2}/${M})) = ${term.d % 2 ? 'cos' : 'sin'}(${f(term.angle, 4)}) = `,
+          el('b', { dataset: { value: String(term.value), engine: String(term.engine) } }, f(term.value, 4)))),
+        el('p', { class: 'hint' }, t('block.posWrittenHint', M))));
+    }
+    posParts.push(labelled(el('span', {}, el('b', {}, 'p'), ` = ${s.sinusoidal ? `PE(${s.pos}, ·)` : `W_pos[${s.pos}]`}`), kit.strip(s.posRow, scale, name('p'))));
+    posParts.push(note(t(s.sinusoidal ? 'block.posSinNote' : 'block.posLearnedNote', M)));
+    const two = stage(2, 'posTitle', ...posParts);
+    const three = stage(3, 'sumTitle', formula(t('block.sumFormula', s.stack)),
+      labelled('e', kit.strip(s.embed, scale, name('e'))),
+      labelled('+ p', kit.strip(s.posRow, scale, name('p'))),
+      labelled(el('span', {}, '= ', el('b', {}, 'x'), el('sub', {}, '0')), kit.strip(s.sum, scale, name('e + p'))),
+      labelled(t('block.engineResid'), kit.strip(s.resid, scale, name('resid_pre'))),
+      note(t('block.sumNote', s.stack)));
+    root.replaceChildren(one, two, three);
+    root.dataset.pos = String(s.pos);
+    fillTokens(query, tokens, s.pos);
+  }
+  return {
+    update(data, tok, key) {
+      if (!data) return;
+      g.run(key, () => { s = data; tokens = tok ?? []; draw(); });
+    },
+    clear() { g.reset(); s = null; root.replaceChildren(); query.replaceChildren(); },
+    relabel() { if (s) draw(); },
+    get data() { return s; },
+  };
+}
+
+// ------------------------------------------------------------------ Add & Norm
+
+/** The block's sublayers with their LayerNorms, as an SVG flow: the residual stream runs down the
+ * left; each sublayer branches off it and adds back (⊕); a LayerNorm sits on the branch before
+ * the sublayer (pre-LN) or on the stream after the sum (post-LN). From the model's plan. */
+function diagram(plan, selected, onPick) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const node = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  const top = 34, X = 40, W = 440;
+  const rowH = plan.post ? 84 : 64;
+  const n = plan.subs.length;
+  const H = top + n * rowH + (plan.finalNorm ? 48 : 0) + (plan.post ? 44 : 30);
+  const svg = node('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plan', role: 'group', 'aria-label': t('block.planLabel', plan.post) });
+  svg.append(node('text', { x: X, y: 16, class: 'pl-cap', 'text-anchor': 'middle' }, t('block.planIn')));
+  svg.append(node('line', { x1: X, y1: 22, x2: X, y2: H - 18, class: 'pl-stream' }));
+  const lnBox = (x, y, ln) => {
+    const g = node('g', { class: `pl-ln${ln === selected ? ' sel' : ''}`, tabindex: '0', role: 'button' });
+    g.dataset.ln = ln;
+    g.setAttribute('aria-pressed', String(ln === selected));
+    g.setAttribute('aria-label', t('block.planPick', ln));
+    g.append(node('rect', { x: x - 30, y: y - 12, width: 60, height: 24, rx: 6 }), node('text', { x, y: y + 4, 'text-anchor': 'middle' }, ln === 'final' ? 'LN_f' : `LN${ln.slice(2)}`));
+    g.addEventListener('click', () => onPick(ln));
+    g.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onPick(ln); } });
+    return g;
+  };
+  plan.subs.forEach((sub, k) => {
+    const y0 = top + k * rowH, yMid = y0 + rowH / 2 - 2, yAdd = y0 + rowH - 12;
+    const subX = plan.post ? 230 : 320;
+    // the branch: off the stream, (through its LayerNorm,) down through the sublayer, back into the sum
+    svg.append(node('path', { d: `M${X} ${y0 + 4} H${subX} V${yAdd} H${X + 9}`, class: 'pl-branch' }));
+    svg.append(node('path', { d: `M${X + 16} ${yAdd - 4} L${X + 10} ${yAdd} L${X + 16} ${yAdd + 4}`, class: 'pl-branch' }));
+    if (!plan.post && sub.hasLn) svg.append(lnBox(170, y0 + 4, sub.ln));
+    svg.append(node('rect', { x: subX - 70, y: yMid - 13, width: 140, height: 26, rx: 6, class: `pl-sub pl-${sub.kind}` }));
+    svg.append(node('text', { x: subX, y: yMid + 4.5, 'text-anchor': 'middle', class: 'pl-subtext' }, t(`block.sub.${sub.kind}`)));
+    svg.append(node('circle', { cx: X, cy: yAdd, r: 9, class: 'pl-add' }), node('text', { x: X, y: yAdd + 5, 'text-anchor': 'middle', class: 'pl-plus' }, '+'));
+    if (plan.post && sub.hasLn) svg.append(lnBox(X, yAdd + 24, sub.ln));
+  });
+  if (plan.finalNorm) svg.append(lnBox(X, top + n * rowH + 18, 'final'));
+  svg.append(node('text', { x: X + 16, y: H - 6, class: 'pl-cap' }, t('block.planOut', plan.finalNorm)));
+  return svg;
+}
+
+export function createNorm({ root, query, onQuery, onLn }) {
+  const g = gate('norm');
+  const kit = strips(root);
+  let s = null, plan = null, tokens = [], dim = null;
+  query.addEventListener('input', () => onQuery(Number(query.value)));
+
+  /** The values of x and x-hat as dots on a line, with the mean and one standard deviation either side. */
+  function dots(canvas, values, centre, spread, labels) {
+    sizedCanvas(canvas, 64, (ctx, w, h) => {
+      const ink = css(canvas, '--ink', '#222'), muted = css(canvas, '--muted', '#666'), accent = css(canvas, '--accent', '#31688e'), sel = css(canvas, '--select', '#c2410c');
+      let lo = Infinity, hi = -Infinity;
+      for (const v of values) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      lo = Math.min(lo, centre - spread); hi = Math.max(hi, centre + spread);
+      const pad = (hi - lo) * 0.04 || 1, L = 10, R = w - 10;
+      const X = (v) => L + ((v - (lo - pad)) / (hi - lo + 2 * pad)) * (R - L);
+      ctx.fillStyle = accent;
+      ctx.globalAlpha = 0.13;
+      ctx.fillRect(X(centre - spread), 6, X(centre + spread) - X(centre - spread), 34);
+      ctx.globalAlpha = 0.55;
+      for (let k = 0; k < values.length; k++) {
+        const y = 12 + ((k * 7919) % 23); // spread the dots vertically (a fixed jitter) so they do not hide each other
+        ctx.fillRect(X(values[k]) - 1.5, y, 3, 3);
+      }
+      ctx.globalAlpha = 1;
+      ctx.strokeStyle = sel;
+      ctx.lineWidth = 2;
+      ctx.beginPath(); ctx.moveTo(X(centre), 4); ctx.lineTo(X(centre), 42); ctx.stroke();
+      ctx.fillStyle = ink;
+      ctx.font = '11px ui-monospace, monospace';
+      ctx.textAlign = 'center';
+      ctx.fillText(labels.centre, X(centre), 54);
+      ctx.fillStyle = muted;
+      ctx.fillText(labels.minus, X(centre - spread), 54 + 9);
+      ctx.fillText(labels.plus, X(centre + spread), 54 + 9);
+      ctx.strokeStyle = muted;
+      ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(L, 42.5); ctx.lineTo(R, 42.5); ctx.stroke();
+    });
+    canvas.setAttribute('role', 'img');
+  }
+
+  function drawScalar() {
+    const box = root.querySelector('.norm-scalar');
+    if (!box || !s) return;
+    const d = dim ?? s.dim;
+    box.replaceChildren(
+      el('p', { class: 'scalar-head' }, t('block.normScalarHead', d)),
+      el('p', { class: 'eq' }, `y_${d} = (x_${d} − μ) / σ · γ_${d} + β_${d}`),
+      el('p', { class: 'eq' }, `= (${f(s.x[d], 4)} − ${fp(s.mean, 4)}) / ${f(s.std, 4)} · ${fp(s.gamma[d], 4)} + ${fp(s.beta[d], 4)}`),
+      el('p', { class: 'eq' }, `= ${f(s.xhat[d], 4)} · ${fp(s.gamma[d], 4)} + ${fp(s.beta[d], 4)} = `, el('b', { dataset: { value: String(s.y[d]), engine: String(s.out[d]) } }, f(s.y[d], 4))),
+      el('p', { class: 'hint' }, t(dim == null ? 'block.normScalarHintBest' : 'block.normScalarHint')));
+  }
+  const setDim = (k) => { if (k !== dim) { dim = k; drawScalar(); } };
+
+  function draw() {
+    kit.refresh();
+    const M = s.M, name = (what) => (k) => `${what}[${k}]`;
+    const one = stage(1, 'planTitle', formula(t(s.post ? 'block.postFormula' : 'block.preFormula')),
+      el('div', { class: 'plan-box' }, diagram(plan, s.ln, onLn), note(t(s.post ? 'block.postNote' : 'block.preNote', s.stack))));
+    const xScale = maxAbs(s.x, ...s.parts);
+    const inputs = s.parts.length > 1
+      ? [labelled(t('block.normIn.stream'), kit.strip(s.parts[0], xScale, name('x'), setDim)),
+        labelled(`+ ${t('block.normIn.sub')}`, kit.strip(s.parts[1], xScale, name('f(x)'), setDim)),
+        labelled(el('span', {}, '= ', el('b', {}, 'x')), kit.strip(s.x, xScale, name('x + f(x)'), setDim))]
+      : [labelled(el('span', {}, el('b', {}, 'x'), ` = ${s.inputs[0].split('.').pop()}`), kit.strip(s.x, xScale, name('x'), setDim))];
+    const dotsX = el('canvas', { class: 'dots', 'aria-label': t('block.dotsLabel', M, s.mean, s.std) });
+    const two = stage(2, 'meanTitle',
+      note(t('block.normInput', s.ln, s.pos, tokText(tokens[s.pos]), s.post, s.inputs)),
+      ...inputs,
+      formula(`μ = (1/${M}) Σ_d x_d = ${f(s.mean, 5)}`),
+      formula(`σ = √( (1/${M}) Σ_d (x_d − μ)² + ε ) = √( ${f(s.variance, 5)} + ${s.eps.toExponential(0)} ) = ${f(s.std, 5)}`),
+      dotsX,
+      note(t('block.meanNote', M)));
+    const hatScale = maxAbs(s.xhat);
+    const dotsHat = el('canvas', { class: 'dots', 'aria-label': t('block.dotsHatLabel', M) });
+    const three = stage(3, 'hatTitle', formula('x̂_d = (x_d − μ) / σ'),
+      labelled(el('span', {}, el('b', {}, 'x̂')), kit.strip(s.xhat, hatScale, name('x̂'), setDim)),
+      dotsHat,
+      note(t('block.hatNote')));
+    const yScale = maxAbs(s.y, s.out);
+    const four = stage(4, 'affineTitle', formula(`y_d = x̂_d · γ_d + β_d   (γ = ${s.ln === 'final' ? 'ln_final' : s.ln}.w, β = ${s.ln === 'final' ? 'ln_final' : s.ln}.b)`),
+      labelled('γ', kit.strip(s.gamma, maxAbs(s.gamma), name('γ'), setDim)),
+      labelled('β', kit.strip(s.beta, maxAbs(s.beta), name('β'), setDim)),
+      labelled(el('span', {}, '= ', el('b', {}, 'y')), kit.strip(s.y, yScale, name('y'), setDim)),
+      labelled(t('block.engineNorm'), kit.strip(s.out, yScale, name('hook_normalized'), setDim)),
+      el('div', { class: 'scalar norm-scalar', 'aria-live': 'polite' }),
+      note(t('block.affineNote', s.post)));
+    root.replaceChildren(one, two, three, four);
+    root.dataset.ln = s.ln;
+    root.dataset.mean = String(s.mean);
+    root.dataset.std = String(s.std);
+    root.dataset.pos = String(s.pos);
+    dots(dotsX, s.x, s.mean, s.std, { centre: `μ ${f(s.mean, 3)}`, minus: `μ − σ`, plus: `μ + σ` });
+    dots(dotsHat, s.xhat, 0, 1, { centre: '0', minus: '−1', plus: '+1' });
+    drawScalar();
+    fillTokens(query, tokens, s.pos);
+  }
+  return {
+    update(data, planData, tok, key) {
+      if (!data) return;
+      g.run(key, () => { s = data; plan = planData; tokens = tok ?? []; dim = null; draw(); });
+    },
+    clear() { g.reset(); s = null; root.replaceChildren(); query.replaceChildren(); },
+    relabel() { if (s) draw(); },
+    get data() { return s; },
+  };
+}
+
+// ------------------------------------------------------------------ FFN
+
+export function createFfn({ root, query, onQuery }) {
+  const g = gate('ffn');
+  const kit = strips(root);
+  let s = null, tokens = [], hot = null, chart = null;
+  query.addEventListener('input', () => onQuery(Number(query.value)));
+
+  /** The activation's curve (its definition) over the range of the token's hidden values, and
+   * the engine's points (hook_pre, hook_post), one per neuron; the most active ones marked. */
+  function drawCurve() {
+    if (!chart || !s) return;
+    const act = activation(s.act);
+    sizedCanvas(chart, 250, (ctx, w, h) => {
+      const ink = css(chart, '--ink', '#222'), muted = css(chart, '--muted', '#666'), line = css(chart, '--line', '#ddd');
+      const accent = css(chart, '--accent', '#31688e'), sel = css(chart, '--select', '#c2410c');
+      let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+      for (let k = 0; k < s.N; k++) { x0 = Math.min(x0, s.pre[k]); x1 = Math.max(x1, s.pre[k]); y0 = Math.min(y0, s.post[k]); y1 = Math.max(y1, s.post[k]); }
+      const px = (x1 - x0) * 0.05 || 1;
+      x0 -= px; x1 += px;
+      x0 = Math.min(x0, -1); x1 = Math.max(x1, 1);
+      // the curve over the whole range, so its y range covers it too
+      const SAMPLES = 240, curve = [];
+      for (let k = 0; k <= SAMPLES; k++) { const x = x0 + (k / SAMPLES) * (x1 - x0); const y = act(x); curve.push([x, y]); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
+      const py = (y1 - y0) * 0.06 || 1;
+      y0 -= py; y1 += py;
+      const L = 44, R = w - 10, T = 8, B = h - 26;
+      const X = (x) => L + ((x - x0) / (x1 - x0)) * (R - L), Y = (y) => B - ((y - y0) / (y1 - y0)) * (B - T);
+      ctx.font = '11px ui-monospace, monospace';
+      ctx.strokeStyle = line;
+      ctx.fillStyle = muted;
+      ctx.lineWidth = 1;
+      ctx.textAlign = 'center';
+      for (const v of ticks(x0, x1)) { ctx.beginPath(); ctx.moveTo(X(v), T); ctx.lineTo(X(v), B); ctx.stroke(); ctx.fillText(f(v, Math.abs(v) < 10 && v % 1 ? 1 : 0), X(v), B + 14); }
+      ctx.textAlign = 'right';
+      for (const v of ticks(y0, y1, 4)) { ctx.beginPath(); ctx.moveTo(L, Y(v)); ctx.lineTo(R, Y(v)); ctx.stroke(); ctx.fillText(f(v, Math.abs(v) < 10 && v % 1 ? 1 : 0), L - 4, Y(v) + 4); }
+      ctx.strokeStyle = muted;
+      ctx.beginPath(); ctx.moveTo(X(0), T); ctx.lineTo(X(0), B); ctx.moveTo(L, Y(0)); ctx.lineTo(R, Y(0)); ctx.stroke();
+      ctx.textAlign = 'left';
+      ctx.fillText(t('block.curveX'), L + 6, T + 12);
+      ctx.strokeStyle = ink;
+      ctx.lineWidth = 1.6;
+      ctx.beginPath();
+      curve.forEach(([x, y], k) => (k ? ctx.lineTo(X(x), Y(y)) : ctx.moveTo(X(x), Y(y))));
+      ctx.stroke();
+      ctx.fillStyle = accent;
+      ctx.globalAlpha = 0.55;
+      for (let k = 0; k < s.N; k++) { ctx.beginPath(); ctx.arc(X(s.pre[k]), Y(s.post[k]), 2.4, 0, 2 * Math.PI); ctx.fill(); }
+      ctx.globalAlpha = 1;
+      ctx.fillStyle = sel;
+      ctx.textAlign = 'left';
+      for (const n of s.top) {
+        const r = n === hot ? 6 : 3.8;
+        ctx.beginPath(); ctx.arc(X(s.pre[n]), Y(s.post[n]), r, 0, 2 * Math.PI); ctx.fill();
+      }
+      if (hot != null) {
+        ctx.fillStyle = ink;
+        ctx.font = '600 12px ui-monospace, monospace';
+        const label = `#${hot} (${f(s.pre[hot], 3)}, ${f(s.post[hot], 3)})`;
+        const xx = Math.max(L + 4, Math.min(X(s.pre[hot]) + 9, R - ctx.measureText(label).width - 6));
+        ctx.fillText(label, xx, Math.max(T + 12, Y(s.post[hot]) - 8));
+      }
+    });
+  }
+  const setHot = (n) => { if (n !== hot) { hot = n; drawCurve(); for (const tr of root.querySelectorAll('table.neurons tbody tr')) tr.classList.toggle('current', Number(tr.dataset.n) === n); } };
+
+  function draw() {
+    kit.refresh();
+    const name = (what) => (k) => `${what}[${k}]`;
+    const one = stage(1, 'ffnInTitle', formula(t('block.ffnInFormula', s.M, s.N)),
+      labelled(el('span', {}, el('b', {}, 'x'), ` ${tokText(tokens[s.pos])}`), kit.strip(s.x, maxAbs(s.x), name('x'))),
+      labelled(el('span', {}, el('b', {}, 'h'), ' = hook_pre'), kit.strip(s.pre, maxAbs(s.pre, s.post), name('h'))),
+      note(t('block.ffnInNote', s.input, s.N, s.M)));
+    chart = el('canvas', { class: 'curve', role: 'img', 'aria-label': t('block.curveLabel', s.act, s.N, s.active) });
+    const two = stage(2, 'actTitle', formula(ACT_FORMULAS[s.act] ?? s.act),
+      chart,
+      labelled(el('span', {}, el('b', {}, 'a'), ' = hook_post'), kit.strip(s.post, maxAbs(s.pre, s.post), name('a'), (k) => setHot(k))),
+      note(t('block.actNote', s.act, s.N, s.active)));
+    const max = Math.max(...Array.from(s.top, (n) => s.post[n]), 1e-30);
+    const body = el('tbody', {}, ...Array.from(s.top, (n, r) => {
+      const bar = el('span', { class: 'abar' });
+      bar.style.width = `calc((100% - 5.2rem) * ${Math.max(0, s.post[n] / max).toFixed(4)})`;
+      return el('tr', { dataset: { n: String(n) }, tabIndex: -1, 'aria-label': t('block.neuronLabel', r + 1, n, s.pre[n], s.post[n]) },
+        el('td', {}, String(r + 1)), el('td', {}, `#${n}`),
+        el('td', { dataset: { value: String(s.pre[n]) } }, f(s.pre[n], 4)),
+        el('td', { class: 'alpha', dataset: { value: String(s.post[n]) } }, bar, el('span', {}, f(s.post[n], 4))));
+    }));
+    const table = el('table', { class: 'keys neurons' }, el('caption', {}, t('block.topCaption', s.top.length, s.N)),
+      el('thead', {}, el('tr', {}, ...['thRank', 'thNeuron', 'thPre', 'thPost'].map((k) => el('th', { scope: 'col' }, t(`block.${k}`))))), body);
+    roving(body, 'tr', { onMove: (tr) => setHot(Number(tr.dataset.n)) }).set(0, false);
+    body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setHot(Number(tr.dataset.n)); });
+    const three = stage(3, 'topTitle', el('div', { class: 'keys-scroll' }, table), note(t('block.topNote')));
+    const four = stage(4, 'ffnOutTitle', formula(t('block.ffnOutFormula', s.N, s.M)),
+      labelled(el('span', {}, el('b', {}, 'out'), ' = hook_mlp_out'), kit.strip(s.out, maxAbs(s.out), name('out'))),
+      note(t('block.ffnOutNote')));
+    root.replaceChildren(one, two, three, four);
+    root.dataset.pos = String(s.pos);
+    hot = s.top[0] ?? null;
+    for (const tr of body.querySelectorAll('tr')) tr.classList.toggle('current', Number(tr.dataset.n) === hot);
+    drawCurve();
+    fillTokens(query, tokens, s.pos);
+  }
+  return {
+    update(data, tok, key) {
+      if (data === undefined) return;
+      g.run(key, () => {
+        tokens = tok ?? [];
+        if (!data) { s = null; chart = null; root.replaceChildren(note(t('block.noFfn'))); return; }
+        s = data;
+        draw();
+      });
+    },
+    clear() { g.reset(); s = null; chart = null; root.replaceChildren(); query.replaceChildren(); },
+    relabel() { if (s) draw(); },
+    resize() { drawCurve(); },
+    get data() { return s; },
+  };
+}
