@@ -13,12 +13,9 @@
 // max |b| over that vector (a sum that cancels to near zero has no relative error of its own).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { lantern, readFixture } from './helpers.mjs';
+import { lantern, readFixture, loadShipped } from './helpers.mjs';
 import { attentionSteps, capturePatterns, hookNames, MATRIX_MAX } from '../web/steps.js';
 
-const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const REL = 1e-5;
 
 /** |a - b| <= REL * max|b| elementwise; infinities must match exactly. */
@@ -170,8 +167,7 @@ test('gpt2-tiny: every stage shown leads to the engine\'s next hook (short promp
 
 test('austen: every stage shown leads to the engine\'s next hook', async () => {
   const L = await lantern();
-  const model = L.loadModel({ config: readFileSync(`${WEIGHTS}austen/config.json`, 'utf8'), weights: readFileSync(`${WEIGHTS}austen/model.safetensors`) });
-  const tok = L.loadTokenizer({ vocab: readFileSync(`${WEIGHTS}austen/vocab.json`), merges: readFileSync(`${WEIGHTS}austen/merges.txt`) });
+  const { model, tokenizer: tok } = loadShipped(L, 'austen');
   gptCase('austen', model, Array.from(tok.encode('It is a truth universally acknowledged, that a single man in possession of a good fortune')));
   tok.free?.();
   model.free();
@@ -179,8 +175,7 @@ test('austen: every stage shown leads to the engine\'s next hook', async () => {
 
 test('zh-en: encoder, masked decoder and cross-attention, post-LayerNorm, stage by stage', async () => {
   const L = await lantern();
-  const model = L.loadModel({ config: readFileSync(`${WEIGHTS}zh-en/config.json`, 'utf8'), weights: readFileSync(`${WEIGHTS}zh-en/model.safetensors`) });
-  const tok = L.loadTokenizer({ tokenizerJson: readFileSync(`${WEIGHTS}zh-en/tokenizer.json`) });
+  const { model, tokenizer: tok } = loadShipped(L, 'zh-en');
   const src = [...tok.encode('我请李雷帮我订了去北京的机票'), model.info.eos_token_id];
   const tgt = [model.info.bos_token_id, ...tok.encode('i asked li lei')];
   assert.equal(model.info.norm, 'post');

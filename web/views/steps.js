@@ -4,34 +4,18 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el } from './common.js';
+import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, STRIP_NEG, STRIP_POS } from './common.js';
 import { t } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
 const KEY_ROWS = 96;   // the key table lists at most this many keys (the largest weights)
 const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
-const NEG = [33, 102, 172], POS = [224, 110, 20]; // blue and orange: apart for every common colour vision
-
-/** A number as the page writes it: fixed decimals, a true minus sign, no "−0.000". */
-function f(x, d = 3) {
-  if (x === -Infinity) return '−∞';
-  if (!Number.isFinite(x)) return '';
-  const text = x.toFixed(d);
-  return (/^-0\.?0*$/.test(text) ? text.slice(1) : text).replace('-', '−');
-}
-const fp = (x, d = 3) => (x < 0 ? `(${f(x, d)})` : f(x, d));
-const maxAbs = (...arrays) => {
-  let m = 0;
-  for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
-  return m || 1;
-};
+const NEG = STRIP_NEG, POS = STRIP_POS, f = num, fp = numTerm;
 
 export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
-  const tip = el('div', { class: 'steps-tip', role: 'presentation' });
-  tip.hidden = true;
-  document.body.append(tip);
+  canvasReadout(root);
 
   const colour = (v, scale) => {
     const x = Math.max(-1, Math.min(1, v / scale));
@@ -58,16 +42,6 @@ export function createSteps({ root, query, onQuery, onKey }) {
     };
     return c;
   }
-  root.addEventListener('pointermove', (e) => {
-    const c = e.target.closest?.('canvas');
-    if (!c?.readout) { tip.hidden = true; return; }
-    const r = c.getBoundingClientRect();
-    tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
-    tip.hidden = false;
-    tip.style.left = `${Math.min(innerWidth - tip.offsetWidth - 4, e.clientX + 12)}px`;
-    tip.style.top = `${e.clientY + 16}px`;
-  });
-  root.addEventListener('pointerleave', () => { tip.hidden = true; });
 
   const tokText = (tok) => (tok ? tok.text : '');
   const qName = () => t('steps.qName', s.query, tokText(rows[s.query]));
