@@ -200,6 +200,8 @@ export class Session {
   clearEdits(): void;
   /** How many edits are in force. */
   readonly editCount: number;
+  /** The logit lens at one row of the last pass (default: its last), [n_layer + 1, n_vocab]. */
+  logitLens(options?: { row?: number }): { shape: number[]; data: Float32Array };
   /** A captured tensor of the last pass, by TransformerLens hook name. */
   tensor(name: string): Tensor;
   tensorList(): TensorListEntry[];

@@ -4,6 +4,7 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,4 +214,52 @@ void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32
             }
         }
     }
+}
+
+/* The captured row `row` of hook (layer), or NULL with an error naming what to capture. */
+static const float *captured_row(lt_session *s, const char *name, int32_t row, int32_t width) {
+    const float *data;
+    int32_t shape[LT_MAX_DIMS], ndim;
+    if (lt_session_tensor(s, name, &data, shape, &ndim)) return NULL;
+    if (row >= shape[0]) {
+        lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is outside the last pass's %d positions", (int)row, (int)shape[0]);
+        return NULL;
+    }
+    return data + (size_t)row * width;
+}
+
+/* The last error again, saying what the logit lens needs (copied first: lt_fail writes the
+ * buffer lt_last_error reads). */
+static int32_t lens_missing(void) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", lt_last_error());
+    return lt_fail(lt_last_error_code(), "logit lens: %s (capture blocks.*.hook_resid_pre, blocks.*.hook_resid_post "
+                                         "and ln_final.hook_scale)", why);
+}
+
+int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
+    if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
+    const lt_model *m = s->model;
+    if (m->family != LT_FAMILY_GPT2)
+        return lt_fail(LT_ERR_UNSUPPORTED, "logit lens: lantern computes it for GPT-2 models only, so far");
+    if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is negative", (int)row);
+    const int32_t d = m->d_model;
+    char name[MAX_NAME];
+    const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
+    if (!scale) return lens_missing();
+    for (int32_t l = 0; l <= m->n_layer; l++) {
+        if (l < m->n_layer) snprintf(name, sizeof name, "blocks.%d.hook_resid_pre", (int)l);
+        else snprintf(name, sizeof name, "blocks.%d.hook_resid_post", (int)(m->n_layer - 1));
+        const float *r = captured_row(s, name, row, d);
+        if (!r) return lens_missing();
+        /* TransformerLens's apply_ln_to_stack: centred, divided by the final LayerNorm's cached
+         * scale, then its weight and bias (which TransformerLens folds into W_U and b_U) */
+        double mean = 0;
+        for (int32_t i = 0; i < d; i++) mean += r[i];
+        mean /= d;
+        float *x = s->tmp;
+        for (int32_t i = 0; i < d; i++) x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + m->ln_f_b[i];
+        lt_gpt2_unembed(s, out + (size_t)l * m->n_vocab, x, 1);
+    }
+    return LT_OK;
 }

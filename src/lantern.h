@@ -291,6 +291,15 @@ int32_t lt_session_add_edit(lt_session *session, const lt_edit *edit);
 int32_t lt_session_clear_edits(lt_session *session);
 int32_t lt_session_n_edits(const lt_session *session);
 
+/* The logit lens for one position (row `row` of the last pass): for each layer l, the residual
+ * stream entering block l (and, last, leaving the final block) put through the final LayerNorm
+ * with that position's cached scale, as TransformerLens's accumulated_resid(apply_ln=True) does
+ * (centred, divided by ln_final.hook_scale, then ln_final's weight and bias), then unembedded:
+ * out [n_layer + 1][n_vocab]. Its last row is the model's logits. Needs blocks.*.hook_resid_pre,
+ * blocks.*.hook_resid_post and ln_final.hook_scale captured; GPT-2 models. Returns LT_OK,
+ * LT_ERR_STATE (not captured), LT_ERR_OUT_OF_RANGE or LT_ERR_UNSUPPORTED. */
+int32_t lt_session_logit_lens(lt_session *session, int32_t row, float *out);
+
 /* ---------------------------------------------------------------- sampling */
 
 typedef struct lt_sampling_params {

@@ -102,3 +102,28 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
   }
   model.free();
 });
+
+for (const name of ['gpt2-odd', 'gpt2-tiny-f16']) {
+  test(`${name}: the logit lens equals the twin's accumulated_resid(apply_ln=True) through W_U, and its last row is the logits`, () => {
+    const lens = readSafetensors(`${FIXTURES}${name}/lens.safetensors`);
+    const rows = JSON.parse(lens.metadata.rows);
+    const g = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const s = model.createSession({ capture: ['blocks.*.hook_resid_pre', 'blocks.*.hook_resid_post', 'ln_final.hook_scale', 'logits'] });
+    s.forward(g.prompt);
+    for (const r of rows) {
+      const got = s.logitLens({ row: r });
+      assert.deepEqual(got.shape, [model.info.n_layer + 1, model.nVocab]);
+      assert.equal(compareArrays(got.data, lens.tensors.get(`row${r}`).data), null, `row ${r}`);
+      const last = got.data.subarray(model.info.n_layer * model.nVocab);
+      assert.equal(compareArrays(last, row(s.tensor('logits'), r)), null, 'the last layer is the logits');
+    }
+    assert.deepEqual(s.logitLens().data, s.logitLens({ row: g.prompt.length - 1 }).data, 'the last row by default');
+    assert.throws(() => s.logitLens({ row: g.prompt.length }), /row \d+ is outside the last pass's \d+ positions/);
+    assert.throws(() => s.logitLens({ row: -1 }), /logitLens: row -1 is outside/);
+    const bare = model.createSession();
+    bare.forward(g.prompt);
+    assert.throws(() => bare.logitLens(), /logit lens: tensor "ln_final\.hook_scale" was not captured.*capture blocks\.\*\.hook_resid_pre/);
+    model.free();
+  });
+}

@@ -607,6 +607,12 @@ function samplingArgs({ temperature = 1, topK = 0, topP = 1 } = {}) {
   return [temperature, topK, topP];
 }
 
+/** Rows in a session's last-pass captures (1 after a step), from ln_final.hook_scale's shape. */
+function lastPassRows(session) {
+  const entry = session.tensorList().find((t) => t.name === 'ln_final.hook_scale');
+  return entry?.shape ? entry.shape[0] : 1;
+}
+
 class Session {
   constructor(model, handle) {
     this.model = model;
@@ -760,6 +766,27 @@ class Session {
         ptrs[1], lists[0].length, ptrs[2], lists[1].length, ptrs[3], lists[2].length)));
     } finally {
       for (const p of ptrs) L.wasm.free(p);
+    }
+  }
+
+  /**
+   * The logit lens at one row of the last pass (default: its last): each layer's incoming residual
+   * stream (and the final one) through the final LayerNorm with that position's cached scale, as
+   * TransformerLens's accumulated_resid(apply_ln=True), then unembedded: { shape: [n_layer + 1,
+   * n_vocab], data }. Capture blocks.*.hook_resid_pre, blocks.*.hook_resid_post and
+   * ln_final.hook_scale first.
+   */
+  logitLens({ row } = {}) {
+    const h = this.live();
+    const L = this.lantern;
+    const r = checkRange(row ?? lastPassRows(this) - 1, 'logitLens: row', 0, INT32_MAX);
+    const n = (this.model.info.n_layer + 1) * this.model.nVocab;
+    const ptr = L.alloc(n * 4);
+    try {
+      L.check(L.wasm.lt_session_logit_lens(h, r, ptr));
+      return { shape: [this.model.info.n_layer + 1, this.model.nVocab], data: new Float32Array(L.wasm.memory.buffer, ptr, n).slice() };
+    } finally {
+      L.wasm.free(ptr);
     }
   }
 

@@ -87,6 +87,21 @@ def run(cfg, w, ids, edits=None):
     return hooks
 
 
+def logit_lens(cfg, w, hooks, row):
+    """TransformerLens's logit lens at one position: accumulated_resid(apply_ln=True) (each
+    layer's incoming residual stream, then the last one leaving the final block, centred and
+    divided by the final LayerNorm's cached scale), times ln_final's weight plus its bias (which
+    TransformerLens folds into W_U and b_U), unembedded: [n_layer + 1, n_vocab]."""
+    n_layer = cfg["n_layer"]
+    tied = cfg.get("tie_word_embeddings", True)
+    stack = [hooks[f"blocks.{l}.hook_resid_pre"][row] for l in range(n_layer)]
+    stack.append(hooks[f"blocks.{n_layer - 1}.hook_resid_post"][row])
+    x = torch.stack(stack)
+    x = (x - x.mean(-1, keepdim=True)) / hooks["ln_final.hook_scale"][row]
+    x = x * w["ln_f.weight"] + w["ln_f.bias"]
+    return x @ (w["wte.weight"] if tied else w["lm_head.weight"]).T
+
+
 def edit_fn(spec, n_head):
     """The function a lantern edit spec stands for, on a hook's tensor [pos, width] or [pos, head,
     d_head] (TransformerLens's semantics: the edited tensor is what later stages read):

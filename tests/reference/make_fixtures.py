@@ -361,11 +361,26 @@ def write_edits(name):
     print(f"{name}: {len(cases)} intervention cases")
 
 
+def write_lens(name):
+    """The twin's logit lens at the first and last positions of the fixture's prompt."""
+    folder = os.path.join(OUT, name)
+    cfg, w = gpt2_ref.load_model(folder)
+    _, meta = safetensors_io.load(os.path.join(folder, "golden.safetensors"))
+    prompt = json.loads(meta["prompt"])
+    hooks = gpt2_ref.run(cfg, w, prompt)
+    rows = [0, len(prompt) - 1]
+    safetensors_io.save(os.path.join(folder, "lens.safetensors"),
+                        {f"row{r}": gpt2_ref.logit_lens(cfg, w, hooks, r).to(torch.float32) for r in rows},
+                        {"rows": json.dumps(rows)})
+
+
 def main():
     torch.set_num_threads(1)
     for name, spec in FIXTURES.items():
         write_fixture(name, spec)
     write_edits("gpt2-odd")
+    write_lens("gpt2-odd")
+    write_lens("gpt2-tiny-f16")
     for name, spec in TRANSFORMER_FIXTURES.items():
         write_transformer_fixture(name, spec)
 

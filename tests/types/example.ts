@@ -36,6 +36,7 @@ async function main(): Promise<number> {
   session.edit({ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [1], positions: new Int32Array([0, 2]) });
   session.edit({ hook: 'blocks.0.hook_resid_mid', op: 'add', values: new Float32Array(dModel) });
   const edits: number = session.editCount;
+  const lens: Float32Array = session.logitLens({ row: 0 }).data;
   session.clearEdits();
   session.setCapture('blocks.*.hook_resid_post');
   session.setSeed(7);
@@ -57,7 +58,7 @@ async function main(): Promise<number> {
   model.free();
   lantern.close();
   return heads + dModel + dHead + names.length + warnings.length + probs.length + (logits?.length ?? 0) + pattern.data.length +
-    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0) + edits;
+    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0) + edits + lens.length;
 }
 
 main().then((n) => console.log(n));
