@@ -237,6 +237,13 @@ static int32_t lens_missing(void) {
                                          "and ln_final.hook_scale)", why);
 }
 
+static int32_t attribution_missing(void) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", lt_last_error());
+    return lt_fail(lt_last_error_code(), "logit attribution: %s (capture blocks.*.attn.hook_z, blocks.*.hook_mlp_out "
+                                         "and ln_final.hook_scale)", why);
+}
+
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
     const lt_model *m = s->model;
@@ -260,6 +267,49 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
         float *x = s->tmp;
         for (int32_t i = 0; i < d; i++) x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + m->ln_f_b[i];
         lt_gpt2_unembed(s, out + (size_t)l * m->n_vocab, x, 1);
+    }
+    return LT_OK;
+}
+
+int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, float *out) {
+    if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit attribution: missing argument");
+    const lt_model *m = s->model;
+    if (m->family != LT_FAMILY_GPT2)
+        return lt_fail(LT_ERR_UNSUPPORTED, "logit attribution: lantern computes it for GPT-2 models only, so far");
+    if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit attribution: row %d is negative", (int)row);
+    if (token < 0 || token >= m->n_vocab)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "logit attribution: token id %d is outside the vocabulary [0, %d)", (int)token,
+                       (int)m->n_vocab);
+    const int32_t d = m->d_model, H = m->n_head, dh = m->d_head;
+    char name[MAX_NAME];
+    const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
+    if (!scale) return attribution_missing();
+    /* the direction a component's contribution is read along: ln_final's weight times the token's
+     * unembedding (TransformerLens folds the weight into W_U) */
+    float *dir = s->tmp, *c = s->xn; /* scratch rows of the passes: free between them */
+    for (int32_t i = 0; i < d; i++) dir[i] = m->ln_f_w[i] * lt_mat_at(&m->lm_head, (size_t)d, (size_t)i, (size_t)token);
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        snprintf(name, sizeof name, "blocks.%d.attn.hook_z", (int)l);
+        const float *z = captured_row(s, name, row, d);
+        snprintf(name, sizeof name, "blocks.%d.hook_mlp_out", (int)l);
+        const float *mlp = captured_row(s, name, row, d);
+        if (!z || !mlp) return attribution_missing();
+        for (int32_t h = 0; h <= H; h++) { /* each head's z_h W_O[h], then the MLP's output */
+            if (h < H)
+                for (int32_t j = 0; j < d; j++) {
+                    double acc = 0;
+                    for (int32_t e = 0; e < dh; e++)
+                        acc += (double)z[h * dh + e] * lt_mat_at(&m->layers[l].attn_proj_w, (size_t)d, (size_t)(h * dh + e), (size_t)j);
+                    c[j] = (float)acc;
+                }
+            else
+                memcpy(c, mlp, (size_t)d * sizeof *c);
+            double mean = 0, dot = 0;
+            for (int32_t j = 0; j < d; j++) mean += c[j];
+            mean /= d;
+            for (int32_t j = 0; j < d; j++) dot += (c[j] - mean) * dir[j];
+            out[h < H ? l * H + h : m->n_layer * H + l] = (float)(dot / scale[0]);
+        }
     }
     return LT_OK;
 }

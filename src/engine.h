@@ -225,6 +225,8 @@ typedef struct lt_scratch {
     float *data;
     size_t cap; /* floats */
 } lt_scratch;
+/* W(i, j) of a matrix taking d_in inputs to its outputs, however it is held (weights.c). */
+float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j);
 /* Every name lt_model_tensor knows, appended to b as a JSON array (weights.c). */
 void lt_weights_list(const lt_model *m, lt_buf *b);
 

@@ -300,6 +300,16 @@ int32_t lt_session_n_edits(const lt_session *session);
  * LT_ERR_STATE (not captured), LT_ERR_OUT_OF_RANGE or LT_ERR_UNSUPPORTED. */
 int32_t lt_session_logit_lens(lt_session *session, int32_t row, float *out);
 
+/* Direct logit attribution at one position (row `row` of the last pass) to token: what each
+ * head's output z_h W_O[h] and each MLP's output adds to that token's logit with the final
+ * LayerNorm's scale frozen at its cached value, as TransformerLens's
+ * residual_stack_to_logit_diff on stack_head_results and the MLP outputs: the component centred,
+ * divided by ln_final.hook_scale, dotted with ln_final.w times W_U[:, token]. out [n_layer *
+ * n_head + n_layer]: the heads of layer 0, 1, ..., then the MLPs. The biases (b_O, the
+ * embeddings, ln_final.b) are not components here. Needs blocks.*.attn.hook_z,
+ * blocks.*.hook_mlp_out and ln_final.hook_scale captured; GPT-2 models. */
+int32_t lt_session_logit_attribution(lt_session *session, int32_t row, int32_t token, float *out);
+
 /* ---------------------------------------------------------------- sampling */
 
 typedef struct lt_sampling_params {

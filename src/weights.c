@@ -36,7 +36,7 @@ typedef struct {
 } view;
 
 /* W(i, j) of a matrix with d_in inputs, however it is held. */
-static float mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
+float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
     if (a->q) return (float)a->q[j * d_in + i] * a->qs[j * (d_in / LT_Q8_BLOCK) + i / LT_Q8_BLOCK];
     const size_t k = a->packed ? LT_PACKED_AT(d_in, i, j) : j * d_in + i;
     return a->f ? a->f[k] : lt_half_to_f32(a->h[k], a->kind);
@@ -264,21 +264,21 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
         case LAY_ZEROS: memset(t, 0, n * sizeof *t); break;
         case LAY_IN_OUT:
             for (size_t i = 0; i < (size_t)v.shape[0]; i++)
-                for (size_t j = 0; j < (size_t)v.shape[1]; j++) t[k++] = mat_at(&v.mat, v.d_in, i, v.col0 + j);
+                for (size_t j = 0; j < (size_t)v.shape[1]; j++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + j);
             break;
         case LAY_OUT_IN:
             for (size_t j = 0; j < (size_t)v.shape[0]; j++)
-                for (size_t i = 0; i < (size_t)v.shape[1]; i++) t[k++] = mat_at(&v.mat, v.d_in, i, v.col0 + j);
+                for (size_t i = 0; i < (size_t)v.shape[1]; i++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + j);
             break;
         case LAY_HEADS_IN:
             for (size_t h = 0; h < H; h++)
                 for (size_t i = 0; i < v.d_in; i++)
-                    for (size_t e = 0; e < dh; e++) t[k++] = mat_at(&v.mat, v.d_in, i, v.col0 + h * dh + e);
+                    for (size_t e = 0; e < dh; e++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + h * dh + e);
             break;
         case LAY_HEADS_OUT:
             for (size_t h = 0; h < H; h++)
                 for (size_t e = 0; e < dh; e++)
-                    for (size_t j = 0; j < (size_t)m->d_model; j++) t[k++] = mat_at(&v.mat, v.d_in, h * dh + e, j);
+                    for (size_t j = 0; j < (size_t)m->d_model; j++) t[k++] = lt_mat_at(&v.mat, v.d_in, h * dh + e, j);
             break;
         case LAY_DIRECT: break;
         }

@@ -124,6 +124,28 @@ for (const name of ['gpt2-odd', 'gpt2-tiny-f16']) {
     const bare = model.createSession();
     bare.forward(g.prompt);
     assert.throws(() => bare.logitLens(), /logit lens: tensor "ln_final\.hook_scale" was not captured.*capture blocks\.\*\.hook_resid_pre/);
+    assert.throws(() => bare.logitAttribution(1), /logit attribution: tensor "ln_final\.hook_scale" was not captured/);
+    model.free();
+  });
+
+  test(`${name}: direct logit attribution of every head and MLP equals the twin's, the final scale frozen`, () => {
+    const lens = readSafetensors(`${FIXTURES}${name}/lens.safetensors`);
+    const rows = JSON.parse(lens.metadata.rows), tokens = JSON.parse(lens.metadata.tokens);
+    const g = readGolden(name);
+    const model = L.loadModel(readFixture(name));
+    const { n_layer: nl, n_head: nh } = model.info;
+    const s = model.createSession({ capture: ['blocks.*.attn.hook_z', 'blocks.*.hook_mlp_out', 'ln_final.hook_scale'] });
+    s.forward(g.prompt);
+    rows.forEach((r, i) => {
+      const { heads, mlps } = s.logitAttribution(tokens[i], { row: r });
+      assert.equal(heads.length, nl * nh);
+      assert.equal(mlps.length, nl);
+      const want = lens.tensors.get(`attr${r}`).data;
+      assert.equal(compareArrays(Float32Array.from([...heads, ...mlps]), want), null, `row ${r}`);
+      assert.ok(want.some((v) => Math.abs(v) > 1e-3), 'the attributions are not all zero');
+    });
+    assert.throws(() => s.logitAttribution(model.nVocab), /token id \d+ is outside the vocabulary/);
+    assert.throws(() => s.logitAttribution(1.5), /token id must be an integer/);
     model.free();
   });
 }

@@ -790,6 +790,33 @@ class Session {
     }
   }
 
+  /**
+   * Direct logit attribution to `token` at one row of the last pass (default: its last): what each
+   * head's z_h W_O[h] and each MLP's output adds to the token's logit with the final LayerNorm's
+   * scale frozen (TransformerLens's residual_stack_to_logit_diff): { heads: Float32Array [n_layer *
+   * n_head] (layer by layer), mlps: Float32Array [n_layer] }. Capture blocks.*.attn.hook_z,
+   * blocks.*.hook_mlp_out and ln_final.hook_scale first.
+   */
+  logitAttribution(token, { row } = {}) {
+    const h = this.live();
+    const L = this.lantern;
+    checkInteger(token, 'logitAttribution: token id');
+    if (token < 0 || token >= this.model.nVocab) {
+      throw new LanternError(`logitAttribution: token id ${show(token)} is outside the vocabulary [0, ${this.model.nVocab})`, 5);
+    }
+    const r = checkRange(row ?? lastPassRows(this) - 1, 'logitAttribution: row', 0, INT32_MAX);
+    const { n_layer: nl, n_head: nh } = this.model.info;
+    const n = nl * nh + nl;
+    const ptr = L.alloc(n * 4);
+    try {
+      L.check(L.wasm.lt_session_logit_attribution(h, r, token, ptr));
+      const all = new Float32Array(L.wasm.memory.buffer, ptr, n).slice();
+      return { heads: all.slice(0, nl * nh), mlps: all.slice(nl * nh) };
+    } finally {
+      L.wasm.free(ptr);
+    }
+  }
+
   /** Drop every edit; what they changed is rerun. */
   clearEdits() {
     this.lantern.check(this.lantern.wasm.lt_session_clear_edits(this.live()));

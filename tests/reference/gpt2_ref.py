@@ -102,6 +102,26 @@ def logit_lens(cfg, w, hooks, row):
     return x @ (w["wte.weight"] if tied else w["lm_head.weight"]).T
 
 
+def logit_attribution(cfg, w, hooks, row, token):
+    """TransformerLens's direct logit attribution at one position: each head's z_h W_O[h]
+    (stack_head_results) and each MLP's output, centred and divided by the final LayerNorm's
+    cached scale (apply_ln_to_stack), dotted with the token's direction ln_final.w * W_U[:, token]:
+    [n_layer * n_head] heads, layer by layer, then [n_layer] MLPs."""
+    n_layer, n_head, d = cfg["n_layer"], cfg["n_head"], cfg["n_embd"]
+    d_head = d // n_head
+    tied = cfg.get("tie_word_embeddings", True)
+    direction = w["ln_f.weight"] * (w["wte.weight"] if tied else w["lm_head.weight"])[token]
+    scale = hooks["ln_final.hook_scale"][row]
+    parts = []
+    for l in range(n_layer):
+        z = hooks[f"blocks.{l}.attn.hook_z"][row]
+        W_O = w[f"h.{l}.attn.c_proj.weight"].reshape(n_head, d_head, d)
+        parts.append(torch.einsum("he,hed->hd", z, W_O))
+    parts.append(torch.stack([hooks[f"blocks.{l}.hook_mlp_out"][row] for l in range(n_layer)]))
+    c = torch.cat(parts)
+    return ((c - c.mean(-1, keepdim=True)) / scale) @ direction
+
+
 def edit_fn(spec, n_head):
     """The function a lantern edit spec stands for, on a hook's tensor [pos, width] or [pos, head,
     d_head] (TransformerLens's semantics: the edited tensor is what later stages read):

@@ -369,9 +369,10 @@ def write_lens(name):
     prompt = json.loads(meta["prompt"])
     hooks = gpt2_ref.run(cfg, w, prompt)
     rows = [0, len(prompt) - 1]
-    safetensors_io.save(os.path.join(folder, "lens.safetensors"),
-                        {f"row{r}": gpt2_ref.logit_lens(cfg, w, hooks, r).to(torch.float32) for r in rows},
-                        {"rows": json.dumps(rows)})
+    tokens = [prompt[r] for r in rows]  # attribution to the token at that position: any id will do
+    out = {f"row{r}": gpt2_ref.logit_lens(cfg, w, hooks, r).to(torch.float32) for r in rows}
+    out.update({f"attr{r}": gpt2_ref.logit_attribution(cfg, w, hooks, r, t).to(torch.float32) for r, t in zip(rows, tokens)})
+    safetensors_io.save(os.path.join(folder, "lens.safetensors"), out, {"rows": json.dumps(rows), "tokens": json.dumps(tokens)})
 
 
 def main():

@@ -37,6 +37,7 @@ async function main(): Promise<number> {
   session.edit({ hook: 'blocks.0.hook_resid_mid', op: 'add', values: new Float32Array(dModel) });
   const edits: number = session.editCount;
   const lens: Float32Array = session.logitLens({ row: 0 }).data;
+  const { heads: perHead, mlps }: { heads: Float32Array; mlps: Float32Array } = session.logitAttribution(next);
   session.clearEdits();
   session.setCapture('blocks.*.hook_resid_post');
   session.setSeed(7);
@@ -58,7 +59,7 @@ async function main(): Promise<number> {
   model.free();
   lantern.close();
   return heads + dModel + dHead + names.length + warnings.length + probs.length + (logits?.length ?? 0) + pattern.data.length +
-    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0) + edits + lens.length;
+    ids.length + (first ?? 0) + text.length + bytes.length + build.length + (isNode ? 1 : 0) + edits + lens.length + perHead.length + mlps.length;
 }
 
 main().then((n) => console.log(n));
