@@ -202,6 +202,9 @@ export class Session {
   readonly editCount: number;
   /** The logit lens at one row of the last pass (default: its last), [n_layer + 1, n_vocab]. */
   logitLens(options?: { row?: number }): { shape: number[]; data: Float32Array };
+  /** Activation patching swept over layers and positions (resid_pre) or layers and heads (z). */
+  patchingSweep(options: { clean: ArrayLike<number> | Iterable<number>; corrupted: ArrayLike<number> | Iterable<number>;
+    hook?: 'resid_pre' | 'z'; metric: (logits: Float32Array) => number }): { shape: number[]; data: Float32Array };
   /** Direct logit attribution to a token: each head's and each MLP's share, final LayerNorm scale frozen. */
   logitAttribution(token: number, options?: { row?: number }): { heads: Float32Array; mlps: Float32Array };
   /** A captured tensor of the last pass, by TransformerLens hook name. */

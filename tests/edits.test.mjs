@@ -149,3 +149,39 @@ for (const name of ['gpt2-odd', 'gpt2-tiny-f16']) {
     model.free();
   });
 }
+
+test('patchingSweep: every cell is the patched run\'s metric, patching the whole clean stream gives the clean run, and it leaves the session clean', () => {
+  const model = L.loadModel(fixture);
+  const clean = prompt, corrupted = prompt.slice();
+  corrupted[3] = (corrupted[3] + 1) % V;
+  const metric = (logits) => logits[5] - logits[7];
+  const s = model.createSession();
+  const { n_layer: nl, n_head: nh } = model.info;
+  const resid = s.patchingSweep({ clean, corrupted, metric });
+  assert.deepEqual(resid.shape, [nl, prompt.length]);
+  const z = s.patchingSweep({ clean, corrupted, hook: 'z', metric });
+  assert.deepEqual(z.shape, [nl, nh]);
+  assert.equal(s.editCount, 0);
+  assert.deepEqual(Array.from(s.tokens()), corrupted);
+  // positions before the corrupted token carry the same stream in both runs: patching them changes nothing
+  const plain = metric(s.logits());
+  for (let l = 0; l < nl; l++) for (let p = 0; p < 3; p++) assert.ok(Math.abs(resid.data[l * prompt.length + p] - plain) < 1e-5, `${l}, ${p}`);
+  // patching the corrupted position at layer 0 gives the clean run's stream from there on: the clean metric
+  const cleanRun = model.createSession();
+  cleanRun.forward(clean);
+  assert.ok(Math.abs(resid.data[3] - metric(cleanRun.logits())) < 1e-4);
+  // a cell by hand
+  const by = model.createSession({ capture: 'blocks.1.attn.hook_z' });
+  by.forward(clean);
+  const zc = by.tensor('blocks.1.attn.hook_z').data;
+  const hand = model.createSession();
+  hand.forward(corrupted);
+  const dh = model.info.d_head, d = model.info.d_model;
+  const values = [];
+  for (let p = 0; p < prompt.length; p++) values.push(...zc.subarray(p * d + 2 * dh, p * d + 3 * dh));
+  hand.edit({ hook: 'blocks.1.attn.hook_z', op: 'replace', positions: [...prompt.keys()], heads: [2], values });
+  assert.ok(Math.abs(z.data[1 * nh + 2] - metric(hand.logits())) < 1e-6);
+  assert.throws(() => s.patchingSweep({ clean, corrupted: corrupted.slice(1), metric }), /prompts of the same length/);
+  assert.throws(() => s.patchingSweep({ clean, corrupted, hook: 'pattern', metric }), /hook must be 'resid_pre' or 'z'/);
+  model.free();
+});

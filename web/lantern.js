@@ -817,6 +817,52 @@ class Session {
     }
   }
 
+  /**
+   * Activation patching, swept: run `clean` and `corrupted` (token ids of the same length), then for
+   * each layer and position (`hook: 'resid_pre'`: blocks.{l}.hook_resid_pre at one position) or each
+   * layer and head (`hook: 'z'`: blocks.{l}.attn.hook_z of one head at every position), patch the
+   * clean run's values into the corrupted run and read `metric(logits)` of its last position (for
+   * example the logit difference of two tokens). This session runs the corrupted prompt and is
+   * left with it and no edits. Returns { shape: [n_layer, positions or heads], data }.
+   */
+  patchingSweep({ clean, corrupted, hook = 'resid_pre', metric }) {
+    this.live();
+    if (typeof metric !== 'function') throw new LanternError('patchingSweep: metric must be a function of the logits');
+    if (!['resid_pre', 'z'].includes(hook)) throw new LanternError(`patchingSweep: hook must be 'resid_pre' or 'z', not ${show(hook)}`);
+    const c = Array.from(clean), x = Array.from(corrupted);
+    if (c.length !== x.length || !c.length) throw new LanternError('patchingSweep: clean and corrupted must be prompts of the same length');
+    if (this.editCount) throw new LanternError('patchingSweep: clear this session\'s edits first');
+    const { n_layer: nl, n_head: nh, d_model: d, d_head: dh } = this.model.info;
+    const name = (l) => (hook === 'z' ? `blocks.${l}.attn.hook_z` : `blocks.${l}.hook_resid_pre`);
+    const source = this.model.createSession({ capture: Array.from({ length: nl }, (_, l) => name(l)) });
+    let rows;
+    try {
+      source.forward(c);
+      rows = Array.from({ length: nl }, (_, l) => source.tensor(name(l)).data);
+    } finally {
+      source.free();
+    }
+    this.reset();
+    this.forward(x);
+    const T = x.length, width = hook === 'z' ? nh : T;
+    const data = new Float32Array(nl * width);
+    for (let l = 0; l < nl; l++) {
+      for (let k = 0; k < width; k++) {
+        if (hook === 'z') {
+          // head k at every position: its d_head values of each row, positions outer
+          const values = new Float32Array(T * dh);
+          for (let p = 0; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), p * dh);
+          this.edit({ hook: name(l), op: 'replace', positions: [...Array(T).keys()], heads: [k], values });
+        } else {
+          this.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
+        }
+        data[l * width + k] = metric(this.logits());
+        this.clearEdits();
+      }
+    }
+    return { shape: [nl, width], data };
+  }
+
   /** Drop every edit; what they changed is rerun. */
   clearEdits() {
     this.lantern.check(this.lantern.wasm.lt_session_clear_edits(this.live()));
