@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
 import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { capturePatterns as outputPatterns, crossEntropy } from '../web/output.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let server, browser, origin, L, model, tok;
@@ -686,4 +687,45 @@ test('zh-en embedded: the sinusoids written out, post-LN Add & Norm drawn from t
     assert.deepEqual(errors, [], view);
     await page.close();
   }
+});
+
+test('output: the engine\'s -log p under each token and the perplexity, the slider redraws the engine\'s distribution, in English and 中文', async () => {
+  const prompt = 'The keys of the cat sat on';
+  const ids = Array.from(tok.encode(prompt));
+  const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(prompt)}&query=3`);
+  assert.equal(await page.evaluate(() => globalThis.lanternDraws.output ?? 0), 0, 'the output view waits until it is on screen');
+  const s = model.createSession({ capture: outputPatterns(model.info) });
+  s.forward(ids);
+  const ce = crossEntropy(s.tensor('logits'), ids);
+  await openBlock(page, 'output');
+  assert.equal(await page.getAttribute('#output', 'data-pos'), '3');
+  near(Number(await page.getAttribute('#output .perplexity', 'data-value')), ce.perplexity, 'perplexity = exp(mean -log p)', 1e-5);
+  const nll = await page.$$eval('#output .ce-tok[data-nll]', (bs) => bs.map((b) => Number(b.dataset.nll)));
+  assert.equal(nll.length, ids.length - 1);
+  nll.forEach((v, k) => near(v, ce.nll[k], `-log p of token ${k + 1}`, 1e-5));
+  // position 3 predicts token 4: its strip cell is outlined and the distribution is the engine's there
+  assert.equal(await page.getAttribute('#output .ce-tok.current', 'data-k'), '4');
+  s.rewind(4);
+  const probsAt = (temperature) => s.probs({ temperature });
+  const shown = () => page.$$eval('#output [data-stage="softmaxTitle"] tbody tr', (trs) => trs.map((tr) => [Number(tr.dataset.id), Number(tr.cells[2].dataset.value)]));
+  for (const [id, p] of await shown()) near(p, probsAt(1)[id], `p(${id}) at T = 1`, 1e-6);
+  // the slider sets the page's temperature; the distribution and its entropy are redrawn from the engine
+  await page.$eval('#output-temperature', (e) => { e.value = '0.5'; e.dispatchEvent(new Event('input', { bubbles: true })); });
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('temperature') === '0.5' && /T = 0\.50/.test(document.querySelector('#output [data-stage="softmaxTitle"] .formula')?.textContent));
+  const p05 = probsAt(0.5);
+  for (const [id, p] of await shown()) near(p, p05[id], `p(${id}) at T = 0.5`, 1e-6);
+  let h = 0;
+  for (const q of p05) if (q > 0) h -= q * Math.log(q);
+  near(Number(await page.getAttribute('#output .entropy', 'data-nats')), h, 'entropy at T = 0.5', 1e-5);
+  assert.equal(await page.inputValue('#temperature'), '0.5', 'the sampling controls follow');
+  // a token of the strip picks the position that predicted it
+  await page.click('#output .ce-tok[data-k="2"]');
+  await page.waitForFunction(() => document.getElementById('output').dataset.pos === '1');
+  await page.selectOption('#lang', 'zh');
+  await page.waitForFunction(() => document.getElementById('output-title').textContent === '输出：logits、softmax 与交叉熵');
+  assert.match(await page.textContent('#output .perplexity'), /困惑度/);
+  await page.screenshot({ path: `${SHOTS}output-zh.png`, fullPage: true });
+  s.free();
+  assert.deepEqual(errors, []);
+  await page.close();
 });

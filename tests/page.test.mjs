@@ -288,7 +288,7 @@ test('?embed=1&view=… shows one view that fits a 400-600 px frame, with a link
       assert.equal(link.searchParams.get('model'), model);
       assert.equal(link.searchParams.get('head'), '2');
       const shown = { probs: '#top', attention: '#heatmap', translate: '#heatmap', grid: '#overview', text: '#prose', positions: '#pe', steps: '#steps .stage',
-        embed: '#embed .stage', norm: '#norm svg.plan', ffn: '#ffn canvas.curve' }[view];
+        embed: '#embed .stage', norm: '#norm svg.plan', ffn: '#ffn canvas.curve', output: '#output .ce-strip' }[view];
       assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
       if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
       assert.deepEqual(errors, [], view);

@@ -39,7 +39,7 @@ const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'quer
 const NUMBERS = ['0', '1', '-1', '2', '1.5', '1e-50', '1e39', '1e-6', '1e6', '1000001', 'NaN', 'Infinity', '-0', '0x10', '4294967297',
   '2147483647', '2147483648', '9007199254740993', '', ' 1', '1 ', '01', '1e3', '.5', '5.', '+3', '٣'];
 const WORDS = ['pattern', 'masked', 'scores', 'cross', 'decoder', 'encoder', 'probs', 'attention', 'grid', 'translate', 'text',
-  'positions', 'steps', 'embed', 'norm', 'ffn', 'ln1', 'ln2', 'ln3', 'final', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
+  'positions', 'steps', 'embed', 'norm', 'ffn', 'output', 'ln1', 'ln2', 'ln3', 'final', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
 const PIECES = ['%', '%FF', '%E4%BD%A0', '%00', '&', '=', '+', '#', '?', ',', ',,', '\uFEFF', '\u202E', '😀', '\uD800', '<script>', '"', '\\'];
 
 function randomValue(rand) {

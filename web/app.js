@@ -21,8 +21,11 @@
 //   views/steps.js  one attention computation stage by stage, multi-head split and concat, the matrix form
 //   views/block.js  inside a block for one token: embedding + position, Add & Norm (the model's
 //                   sublayer order and one LayerNorm step by step), the FFN and its activation curve
+//   views/output.js the output for one position: final norm, top logits, softmax under a temperature
+//                   and its entropy; the -log p of each actual next token under the text, perplexity
 //   steps.js        (used by the worker) the stages of that computation from the engine's tensors
 //   stages.js       (used by the worker) the block views' stages from the engine's tensors
+//   output.js       (used by the worker) log-softmax, cross-entropy, perplexity, entropy from the engine's logits
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic } from './i18n.js';
@@ -37,6 +40,7 @@ import { createHistory } from './views/history.js';
 import { createPositions } from './views/positions.js';
 import { createSteps } from './views/steps.js';
 import { createEmbed, createNorm, createFfn } from './views/block.js';
+import { createOutput } from './views/output.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -154,6 +158,33 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
 const blockWanted = () => BLOCK_VIEWS.filter((name) => blockOnScreen.has(name));
 let blockDrawn = null; // the worker's key of the block stages drawn
 
+// the output view: it costs a pass of its own in the worker (the logits of every position), asked
+// for only while its panel is on screen (or it is the embedded view); its slider sets the page's
+// temperature
+const outputView = createOutput({ root: $('output'), query: $('output-query'), onQuery: pickQuery });
+let outputOnScreen = S.embed && S.view === 'output';
+if (!S.embed && 'IntersectionObserver' in globalThis) {
+  new IntersectionObserver((entries) => {
+    const on = entries.some((e) => e.isIntersecting);
+    if (on === outputOnScreen) return;
+    outputOnScreen = on;
+    if (on) requestView();
+  }, { rootMargin: '600px 0px' }).observe($('output-panel'));
+} else if (!S.embed) outputOnScreen = true;
+const outputWanted = () => outputOnScreen && (!S.embed || S.view === 'output');
+let outputDrawn = null; // the worker's key of the output drawn
+
+function drawOutput(v) {
+  const o = v.output;
+  outputDrawn = o.key;
+  outputView.update(o, v.tokens, o.key, S.temperature === 0);
+  describeOutput();
+}
+function describeOutput() {
+  const d = outputView.data;
+  $('output-kind').textContent = d ? t('output.kindLine', d.stack) : '';
+}
+
 function drawBlock(v) {
   const b = v.block;
   const tokens = b.stack === 'encoder' ? v.srcTokens : v.tokens;
@@ -221,6 +252,7 @@ function drawView(v) {
     describeSteps();
   }
   if (v.block) drawBlock(v);
+  if (v.output) drawOutput(v);
   drawHistory();
   $('error').textContent = '';
   // a full context is said once: by the end of a generation, else here
@@ -244,6 +276,9 @@ function clearViews() {
   embedView.clear(); normView.clear(); ffnView.clear();
   blockDrawn = null;
   describeBlock(null);
+  outputView.clear();
+  outputDrawn = null;
+  describeOutput();
 }
 
 // ---------------------------------------------------------------- requests
@@ -257,7 +292,8 @@ function requestView() {
   const steps = stepsWanted() ? { query: S.query, key: stepsView.data?.key ?? null } : null;
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps, block });
+  const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps, block, output });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */
@@ -435,6 +471,10 @@ function syncControls() {
   const set = (id, v) => { const e = $(id); if (e.value !== String(v) && document.activeElement !== e) e.value = v; };
   if ($('prompt').value !== (S.prompt ?? '')) $('prompt').value = S.prompt ?? '';
   set('temperature', S.temperature ?? 1);
+  // the output panel's slider: the temperature it shows (greedy decoding shows T = 1)
+  const shownT = S.temperature > 0 ? S.temperature : 1;
+  set('output-temperature', shownT);
+  $('output-tval').textContent = shownT.toFixed(2);
   set('topk', S.topK);
   set('topp', S.topP);
   set('seed', S.seed);
@@ -462,6 +502,7 @@ function relabel() {
   text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions.relabel();
   stepsView.relabel(); describeSteps(); fillGlossary();
   embedView.relabel(); normView.relabel(); ffnView.relabel(); describeBlock();
+  outputView.relabel(); describeOutput();
   if (blockShown) { // the LayerNorm menu's sublayer names
     const { plan } = blockShown;
     for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
@@ -487,6 +528,7 @@ const numeric = (id, key, parse = Number, ok = () => true) => $(id).addEventList
   if ($(id).value !== '' && Number.isFinite(v) && ok(v)) store.set({ [key]: v });
 });
 numeric('temperature', 'temperature', Number, validTemperature);
+numeric('output-temperature', 'temperature', Number, validTemperature);
 numeric('topk', 'topK', (v) => Math.round(Number(v)), validTopK);
 numeric('topp', 'topP', Number, validTopP);
 numeric('seed', 'seed', (v) => Math.round(Number(v)), validSeed);

@@ -4,7 +4,7 @@
 
 export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
-export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn'];
+export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn', 'output'];
 /** The LayerNorms the Add & Norm view can show (which of them a model has is known once it loads). */
 export const NORMS = ['ln1', 'ln2', 'ln3', 'final'];
 export const LANGS = ['en', 'zh'];

@@ -21,7 +21,12 @@
 // LayerNorms and FFN hidden layer (never an attention matrix); web/stages.js turns them into
 // the stages for the selected token. Either probe runs only while its views are on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?}
+// The output view has a fourth session (the outer probe): one whole pass capturing the final norm
+// and the logits of every position, from which web/output.js takes each actual next token's
+// -log p (kept per sequence); then rewound to the selected position, whose distribution under the
+// temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
+//
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop
 // Out: progress {loaded, total} | loaded {...} | view {id, ...} | tokens {id, tokens}
 //      | generated {id, reason} | error {id, during, message, code?, args?}
@@ -31,10 +36,12 @@
 import { createLantern } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
+import * as output from './output.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
 const CHUNK_BYTES = 64e6; // a prefill is run in chunks whose captured attention fits in this
+const LOGIT_BYTES = 32e6; // the output view's pass is run in chunks whose captured logits fit in this
 
 let lantern = null;
 let model = null;
@@ -50,6 +57,9 @@ let probeKey = null;  // which sequence and layer it holds
 let inner = null;     // the block views' session: one whole pass, one layer's streams and FFN
 let innerKey = null;  // which sequence, stack and layer it holds
 let embedTable = null; // W_E as stored, read once, for models that scale their embeddings
+let outer = null;     // the output view's session: the final norm and logits of every position
+let outerKey = null;  // which sequence it holds
+let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
 
 /** A failure the page words itself (in its own language), with the numbers it needs. */
 class PageError extends Error {
@@ -232,6 +242,9 @@ function install(files, name, origin, allowUnused = false) {
   inner = null;
   innerKey = null;
   embedTable = null;
+  outer = null;
+  outerKey = null;
+  outerCache = null;
   model?.free();
   tokenizer?.free();
   model = newModel;
@@ -479,7 +492,58 @@ function blockFor(seq, look, want) {
   return out;
 }
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null) {
+/** The output view: each actual next token's -log p over the sequence and its perplexity, and for
+ * the selected position its final norm, top logits and the engine's distribution under the
+ * temperature. undefined when not asked, null when unchanged. */
+function outputFor(seq, want) {
+  if (!want) return undefined;
+  const ids = seq.ids, T = ids.length;
+  const pos = Math.min(want.query ?? T - 1, T - 1);
+  const temperature = want.temperature > 0 ? want.temperature : 1; // greedy shows the model's own distribution
+  const key = `${version}|${pos}|${temperature}`;
+  if (key === want.key) return null;
+  const runKey = `${version}`;
+  if (runKey !== outerKey) {
+    outerKey = null;
+    outerCache = null;
+    outer ??= model.createSession();
+    outer.setCapture(output.capturePatterns(model.info));
+    outer.reset();
+    if (isTranslator()) outer.encode(seq.src);
+    // in passes whose logits (V floats a position) stay under LOGIT_BYTES
+    const chunk = Math.max(1, Math.floor(LOGIT_BYTES / (4 * model.nVocab)));
+    const normName = output.capturePatterns(model.info).find((n) => n.endsWith('hook_normalized'));
+    const M = model.info.d_model;
+    const nll = new Float64Array(Math.max(T - 1, 0)), normData = normName ? new Float32Array(T * M) : null;
+    for (let from = 0; from < T; from += chunk) {
+      outer.forward(ids.slice(from, Math.min(T, from + chunk)));
+      output.nllRows(nll, outer.tensor('logits'), ids, from);
+      if (normName) normData.set(outer.tensor(normName).data, from * M);
+    }
+    outerCache = { ...output.perplexityOf(nll), norm: normName ? { data: normData, M, name: normName } : null };
+    outerKey = runKey;
+  }
+  // the engine's logits and probabilities are those of the last position it ran: bring it there
+  if (outer.length > pos + 1) outer.rewind(pos + 1);
+  else if (outer.length < pos + 1) outer.forward(ids.slice(outer.length, pos + 1));
+  const { nll, mean, perplexity, norm } = outerCache;
+  const next = pos + 1 < T ? ids[pos + 1] : null;
+  const stage = output.outputStage({
+    normalized: norm ? norm.data.subarray(pos * norm.M, (pos + 1) * norm.M) : null,
+    logitsRow: outer.logits(), probs: outer.probs({ temperature }), pos, temperature,
+    next, nll: next != null ? nll[pos] : null,
+  });
+  for (const e of [...stage.topLogits, ...stage.topProbs]) e.text = tokenizer.display(e.id);
+  if (next != null) stage.nextText = tokenizer.display(next);
+  return {
+    key, pos, temperature, stack: output.outputStack(model.info), normName: norm?.name ?? null,
+    // the strip redraws only when the sequence changes; the distribution when pos or T does
+    keys: { strip: `${version}`, stage: key },
+    nll: Float64Array.from(nll), mean, perplexity, stage,
+  };
+}
+
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -509,15 +573,17 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   if (steps !== undefined) msg.steps = steps;
   const block = blockFor(seq, look, blockWant);
   if (block !== undefined) msg.block = block;
+  const out = outputFor(seq, outWant);
+  if (out !== undefined) msg.output = out;
   const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
-    ...(steps ? stepsBuffers(steps) : []), ...(block ? stages.stagesBuffers(block) : [])];
+    ...(steps ? stepsBuffers(steps) : []), ...(block ? stages.stagesBuffers(block) : []), ...(out ? output.outputBuffers(out) : [])];
   postMessage(msg, transfer);
 }
 
 function view(req) {
   const seq = sequence(req.seq);
   const ms = sync(seq, req.sampling);
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output);
 }
 
 // ---------------------------------------------------------------- generation
