@@ -71,7 +71,10 @@ test('served as it is (no headers), the page runs the engine on one thread; with
       const engine = await page.evaluate(() => document.body.dataset.engine);
       if (isolated) assert.equal(engine, 'threads');
       else assert.ok(engine === 'relaxed' || engine === 'strict', engine);
-      assert.match(await page.textContent('#model-name'), /engine: wasm/);
+      const line = await page.textContent('#model-name');
+      assert.match(line, /engine: wasm/);
+      if (isolated) assert.doesNotMatch(line, /one thread/);
+      else assert.match(line, /one thread \(the page is not cross-origin isolated/, 'served without the headers, the page says why it runs on one thread');
       const elsewhere = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
       assert.deepEqual(elsewhere, [], 'nothing is fetched from anywhere but the host');
       assert.deepEqual(errors, []);

@@ -368,7 +368,8 @@ function onError(d) {
 function describeModel() {
   if (!info) return;
   const kind = t(`kinds.${loaded.kind}`) ?? loaded.kind;
-  const engine = loaded.build === 'threads' ? t('engines.threads', loaded.threads) : t(`engines.${loaded.build}`) ?? loaded.build;
+  const engine = (loaded.build === 'threads' ? t('engines.threads', loaded.threads) : t(`engines.${loaded.build}`) ?? loaded.build) +
+    (loaded.build !== 'threads' && !globalThis.crossOriginIsolated ? t('oneThread') : '');
   const name = loaded.origin === 'files' ? t('yourModel') : loaded.name; // the files' names are in the menu
   const ignored = /^(\d+) tensors? in model\.safetensors/.exec(info.warnings?.[0] ?? '');
   $('model-name').textContent = (translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine)) +

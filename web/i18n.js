@@ -20,6 +20,7 @@ export const STRINGS = {
     progress: (loaded, total) => `${mb(loaded)} MB${total ? ` of ${mb(total)} MB (${(100 * loaded / total).toFixed(0)}%)` : ''}`,
     kinds: { bpe: 'byte-level BPE', char: 'characters', word: 'words and CJK characters' },
     engines: { strict: 'wasm SIMD128', relaxed: 'wasm relaxed SIMD (fused multiply-add)', threads: (n) => `wasm SIMD128 on ${n} threads` },
+    oneThread: ', one thread (the page is not cross-origin isolated, so the engine cannot share its memory with helper threads)',
     describeGpt: (i, name, kind, engine) => `${name}: ${i.n_layer} layers, ${i.n_head} heads, d_model ${i.d_model}, ` +
       `vocabulary ${i.n_vocab} (${kind}), context ${i.n_ctx}, ${i.n_params.toLocaleString('en')} parameters (${i.weights_dtype}); engine: ${engine}`,
     describeTranslator: (i, name, kind, engine) => `${name}: encoder-decoder, ${i.n_encoder_layers} encoder and ` +
@@ -331,6 +332,7 @@ export const STRINGS = {
     progress: (loaded, total) => `${mb(loaded)} MB${total ? ` / ${mb(total)} MB（${(100 * loaded / total).toFixed(0)}%）` : ''}`,
     kinds: { bpe: '字节级 BPE', char: '字符', word: '单词与汉字' },
     engines: { strict: 'wasm SIMD128', relaxed: 'wasm relaxed SIMD（融合乘加）', threads: (n) => `wasm SIMD128，${n} 个线程` },
+    oneThread: '，单线程（页面没有跨源隔离，引擎无法与辅助线程共享内存）',
     describeGpt: (i, name, kind, engine) => `${name}：${i.n_layer} 层，${i.n_head} 个头，d_model ${i.d_model}，` +
       `词表 ${i.n_vocab}（${kind}），上下文 ${i.n_ctx}，${i.n_params.toLocaleString('en')} 个参数（${i.weights_dtype}）；引擎：${engine}`,
     describeTranslator: (i, name, kind, engine) => `${name}：编码器-解码器，${i.n_encoder_layers} 层编码器、` +
