@@ -76,17 +76,9 @@ static int32_t first_position(const lt_edit_rec *e) {
 int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     if (!s || !edit || !edit->hook) return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: missing argument");
     const lt_model *m = s->model;
-    char buf[MAX_NAME];
-    int32_t hook = -1, layer = 0;
-    for (int32_t h = 0; h < m->n_hooks && hook < 0; h++)
-        for (int32_t l = 0; l < m->hook_layers[h]; l++)
-            if (lt_hook_format(&m->hooks[h], l, buf, sizeof buf) && !strcmp(buf, edit->hook)) {
-                hook = h;
-                layer = l;
-                break;
-            }
     const char *name = edit->hook;
-    if (hook < 0)
+    int32_t hook, layer;
+    if (!lt_hook_find(m, name, &hook, &layer))
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: the model has no hook named \"%.100s\"", name);
     if (!editable(m, hook))
         return lt_fail(LT_ERR_UNSUPPORTED,
@@ -122,7 +114,7 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     } else if (edit->n_values) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: zero and scale take no values", name);
     }
-    lt_edit_rec e = {hook, layer, edit->op, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
+    lt_edit_rec e = {hook, layer, edit->op, per_head, unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
                      edit->n_positions, NULL, per_head ? edit->n_heads : 0, NULL, edit->n_dims};
     e.values = malloc((size_t)(e.n_values ? e.n_values : 1) * sizeof(float));
     e.positions = copy_ints(edit->positions, e.n_positions);
@@ -178,8 +170,8 @@ static int32_t index_of(const int32_t *list, int32_t n, int32_t v) {
     return -1;
 }
 
-static void edit_span(const lt_edit_rec *e, float *x, int32_t unit, const float *values) {
-    const int32_t n = e->n_dims ? e->n_dims : unit;
+static void edit_span(const lt_edit_rec *e, float *x, const float *values) {
+    const int32_t n = e->n_dims ? e->n_dims : e->unit;
     for (int32_t k = 0; k < n; k++) {
         float *v = &x[e->n_dims ? e->dims[k] : k];
         switch (e->op) {
@@ -193,24 +185,21 @@ static void edit_span(const lt_edit_rec *e, float *x, int32_t unit, const float 
 
 void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                      int32_t p0) {
-    const lt_model *m = s->model;
+    const int32_t n_head = s->model->n_head;
     for (int32_t i = 0; i < s->n_edits; i++) {
         const lt_edit_rec *e = &s->edits[i];
         if (e->hook != hook || e->layer != layer) continue;
-        const lt_hook_def *d = &m->hooks[hook];
-        const bool per_head = d->ndim == 3;
-        const int32_t unit = per_head ? m->d_head : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
-        const int32_t heads = per_head ? (e->n_heads ? e->n_heads : m->n_head) : 1;
-        const int32_t row = e->n_dims ? e->n_dims : unit;
+        const int32_t heads = e->per_head ? (e->n_heads ? e->n_heads : n_head) : 1;
+        const int32_t row = e->n_dims ? e->n_dims : e->unit;
         for (int32_t t = 0; t < n; t++) {
             const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, p0 + t) : 0;
             if (pi < 0) continue;
             for (int32_t k = 0; k < heads; k++) {
-                const int32_t h = per_head ? (e->n_heads ? e->heads[k] : k) : 0;
+                const int32_t h = e->per_head ? (e->n_heads ? e->heads[k] : k) : 0;
                 const float *values = !e->n_values    ? NULL
                                       : e->n_values == row ? e->values
                                                            : e->values + ((size_t)pi * heads + k) * row;
-                edit_span(e, x + (size_t)t * stride + col + (size_t)h * unit * per_head, unit, values);
+                edit_span(e, x + (size_t)t * stride + col + (size_t)h * e->unit * e->per_head, values);
             }
         }
     }
@@ -228,21 +217,16 @@ static const float *captured_row(lt_session *s, const char *name, int32_t row, i
     return data + (size_t)row * width;
 }
 
-/* The last error again, saying what the logit lens needs (copied first: lt_fail writes the
- * buffer lt_last_error reads). */
-static int32_t lens_missing(void) {
+/* The last error again, prefixed by what failed and followed by what it needs captured (copied
+ * first: lt_fail writes the buffer lt_last_error reads). */
+static int32_t missing(const char *what, const char *needs) {
     char why[256];
     snprintf(why, sizeof why, "%s", lt_last_error());
-    return lt_fail(lt_last_error_code(), "logit lens: %s (capture blocks.*.hook_resid_pre, blocks.*.hook_resid_post "
-                                         "and ln_final.hook_scale)", why);
+    return lt_fail(lt_last_error_code(), "%s: %s (capture %s and ln_final.hook_scale)", what, why, needs);
 }
 
-static int32_t attribution_missing(void) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", lt_last_error());
-    return lt_fail(lt_last_error_code(), "logit attribution: %s (capture blocks.*.attn.hook_z, blocks.*.hook_mlp_out "
-                                         "and ln_final.hook_scale)", why);
-}
+#define LENS_NEEDS "blocks.*.hook_resid_pre, blocks.*.hook_resid_post"
+#define ATTRIBUTION_NEEDS "blocks.*.attn.hook_z, blocks.*.hook_mlp_out"
 
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
@@ -253,12 +237,12 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     const int32_t d = m->d_model;
     char name[MAX_NAME];
     const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
-    if (!scale) return lens_missing();
+    if (!scale) return missing("logit lens", LENS_NEEDS);
     for (int32_t l = 0; l <= m->n_layer; l++) {
         if (l < m->n_layer) snprintf(name, sizeof name, "blocks.%d.hook_resid_pre", (int)l);
         else snprintf(name, sizeof name, "blocks.%d.hook_resid_post", (int)(m->n_layer - 1));
         const float *r = captured_row(s, name, row, d);
-        if (!r) return lens_missing();
+        if (!r) return missing("logit lens", LENS_NEEDS);
         /* TransformerLens's apply_ln_to_stack: centred, divided by the final LayerNorm's cached
          * scale, then its weight and bias (which TransformerLens folds into W_U and b_U) */
         double mean = 0;
@@ -283,7 +267,7 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
     const int32_t d = m->d_model, H = m->n_head, dh = m->d_head;
     char name[MAX_NAME];
     const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
-    if (!scale) return attribution_missing();
+    if (!scale) return missing("logit attribution", ATTRIBUTION_NEEDS);
     /* the direction a component's contribution is read along: ln_final's weight times the token's
      * unembedding (TransformerLens folds the weight into W_U) */
     float *dir = s->tmp, *c = s->xn; /* scratch rows of the passes: free between them */
@@ -293,7 +277,7 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
         const float *z = captured_row(s, name, row, d);
         snprintf(name, sizeof name, "blocks.%d.hook_mlp_out", (int)l);
         const float *mlp = captured_row(s, name, row, d);
-        if (!z || !mlp) return attribution_missing();
+        if (!z || !mlp) return missing("logit attribution", ATTRIBUTION_NEEDS);
         for (int32_t h = 0; h <= H; h++) { /* each head's z_h W_O[h], then the MLP's output */
             if (h < H)
                 for (int32_t j = 0; j < d; j++) {

@@ -62,6 +62,9 @@ extern const char *const lt_dim_names[LT_DIM_COUNT];
 bool lt_hook_per_layer(const lt_hook_def *h);
 /* Write the hook's name for a layer into buf; returns false if it does not fit. */
 bool lt_hook_format(const lt_hook_def *h, int32_t layer, char *buf, size_t size);
+/* The hook and layer a full tensor name ("blocks.1.attn.hook_z") stands for in model m; false if
+ * none (a hook the model lacks, such as a final norm it does not have, is none). */
+bool lt_hook_find(const lt_model *m, const char *name, int32_t *hook, int32_t *layer);
 /* Glob match: '*' matches any run of characters. */
 bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 
@@ -249,6 +252,8 @@ typedef struct lt_capture_slot {
  * listed: all), heads and dimensions (of the hook's last dimension). */
 typedef struct lt_edit_rec {
     int32_t hook, layer, op;
+    bool per_head;  /* the hook is [pos, head, d_head]: heads select column blocks */
+    int32_t unit;   /* the width dims index: d_head, d_mlp or d_model */
     float factor;
     float *values; /* (n_values): one row of the selected dimensions, or one per position and head */
     int32_t n_values;

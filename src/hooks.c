@@ -160,3 +160,15 @@ bool lt_glob_match(const char *p, size_t plen, const char *s) {
     while (pi < plen && p[pi] == '*') pi++;
     return pi == plen;
 }
+
+bool lt_hook_find(const lt_model *m, const char *name, int32_t *hook, int32_t *layer) {
+    char buf[128];
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < m->hook_layers[h]; l++)
+            if (lt_hook_format(&m->hooks[h], l, buf, sizeof buf) && !strcmp(buf, name)) {
+                *hook = h;
+                *layer = l;
+                return true;
+            }
+    return false;
+}

@@ -440,36 +440,33 @@ int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
     if (!s || !name || !data || !shape || !ndim)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "tensor: missing argument");
     const lt_model *m = s->model;
-    char buf[MAX_NAME];
-    for (int32_t h = 0; h < m->n_hooks; h++)
-        for (int32_t l = 0; l < n_layers_of(m, h); l++) {
-            if (!lt_hook_format(&m->hooks[h], l, buf, sizeof buf) || strcmp(buf, name)) continue;
-            lt_capture_slot *c = slot(s, h, l);
-            if (c->valid && h == m->hook_logits && s->logits_pending) {
-                /* the logits of every position of the last pass, computed now from its kept
-                 * final-norm rows, exactly as the pass computes the last one */
-                const int32_t rows = s->logits_pending;
-                s->logits_pending = 0;
-                if (is_encoder_decoder(m)) lt_transformer_unembed(s, c->data, s->final_rows, rows);
-                else lt_gpt2_unembed(s, c->data, s->final_rows, rows);
-                if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
-                    c->valid = false;
-                    return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "
-                                                  "numbers): the model's weights are too large to compute with");
-                }
-            }
-            if (!c->valid)
-                return lt_fail(LT_ERR_STATE,
-                               c->wanted ? "tensor \"%s\" is captured but no pass has run since"
-                                         : "tensor \"%s\" was not captured: add it to the capture "
-                                           "list before the forward pass",
-                               name);
-            *data = c->data;
-            *ndim = c->ndim;
-            memcpy(shape, c->shape, sizeof c->shape);
-            return LT_OK;
+    int32_t h, l;
+    if (!lt_hook_find(m, name, &h, &l))
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "no tensor is named \"%.100s\"", name);
+    lt_capture_slot *c = slot(s, h, l);
+    if (c->valid && h == m->hook_logits && s->logits_pending) {
+        /* the logits of every position of the last pass, computed now from its kept
+         * final-norm rows, exactly as the pass computes the last one */
+        const int32_t rows = s->logits_pending;
+        s->logits_pending = 0;
+        if (is_encoder_decoder(m)) lt_transformer_unembed(s, c->data, s->final_rows, rows);
+        else lt_gpt2_unembed(s, c->data, s->final_rows, rows);
+        if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
+            c->valid = false;
+            return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "
+                                          "numbers): the model's weights are too large to compute with");
         }
-    return lt_fail(LT_ERR_INVALID_ARGUMENT, "no tensor is named \"%.100s\"", name);
+    }
+    if (!c->valid)
+        return lt_fail(LT_ERR_STATE,
+                       c->wanted ? "tensor \"%s\" is captured but no pass has run since"
+                                 : "tensor \"%s\" was not captured: add it to the capture "
+                                   "list before the forward pass",
+                       name);
+    *data = c->data;
+    *ndim = c->ndim;
+    memcpy(shape, c->shape, sizeof c->shape);
+    return LT_OK;
 }
 
 const char *lt_session_list_tensors(lt_session *s) {
