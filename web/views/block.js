@@ -5,22 +5,17 @@
 // active neurons). Every number is the engine's, or was computed from the engine's tensors in the
 // worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
 // the activation function itself, its definition; every point on it is a pair of the engine's.
-import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, STRIP_NEG, STRIP_POS } from './common.js';
+import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
 import { t } from '../i18n.js';
 import { activation, ACT_FORMULAS } from '../stages.js';
 
-const NEG = STRIP_NEG, POS = STRIP_POS, f = num, fp = numTerm;
+const f = num, fp = numTerm;
 const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
 
 /** Colour strips with a shared hover readout (the step-by-step view's visual language). */
 function strips(root) {
   let neutral = [245, 245, 245];
   canvasReadout(root);
-  const colour = (v, scale) => {
-    const x = Math.max(-1, Math.min(1, v / scale));
-    const end = x < 0 ? NEG : POS, a = Math.abs(x) ** 0.8;
-    return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
-  };
   return {
     refresh() {
       const r = css(root, '--strip-mid', '').match(/\d+/g);
@@ -29,13 +24,7 @@ function strips(root) {
     /** values as a one-row canvas, one pixel per value; hover reads name(k) = value, and onIndex(k). */
     strip(values, scale, name, onIndex = null) {
       const n = values.length;
-      const c = el('canvas', { class: 'strip' });
-      c.width = n;
-      c.height = 1;
-      const ctx = c.getContext('2d');
-      const img = ctx.createImageData(n, 1);
-      for (let k = 0; k < n; k++) img.data.set([...(Number.isFinite(values[k]) ? colour(values[k], scale) : neutral), 255], 4 * k);
-      ctx.putImageData(img, 0, 0);
+      const c = valueCanvas(values, n, 1, scale, neutral);
       c.readout = (x) => {
         const k = Math.max(0, Math.min(n - 1, Math.floor(x * n)));
         onIndex?.(k);

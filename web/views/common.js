@@ -114,7 +114,7 @@ export function canvasReadout(root) {
 }
 
 /** The strips' colours: blue below zero, orange above, apart for every common colour vision. */
-export const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];
+const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];
 
 /** A number as the stage views write it: fixed decimals, a true minus sign, no "−0.000", −∞. */
 export function num(x, d = 3) {
@@ -130,4 +130,27 @@ export function maxAbs(...arrays) {
   let m = 0;
   for (const a of arrays) for (const v of a) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
   return m || 1;
+}
+
+/** v's colour on the strips' diverging scale: from the neutral mid colour (the page's
+ * --strip-mid) toward blue below zero and orange above, reaching them at |v| = scale. */
+export function divergingColour(v, scale, neutral) {
+  const x = Math.max(-1, Math.min(1, v / scale));
+  const end = x < 0 ? STRIP_NEG : STRIP_POS, a = Math.abs(x) ** 0.8;
+  return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
+}
+
+/** values [height * width] as a canvas of one pixel each, stretched by CSS; a value that is not
+ * finite is drawn neutral. The caller adds its readout. */
+export function valueCanvas(values, width, height, scale, neutral, cls = 'strip') {
+  const c = el('canvas', { class: cls });
+  c.width = width;
+  c.height = height;
+  const ctx = c.getContext('2d');
+  const img = ctx.createImageData(width, height);
+  for (let k = 0; k < width * height; k++) {
+    img.data.set([...(Number.isFinite(values[k]) ? divergingColour(values[k], scale, neutral) : neutral), 255], 4 * k);
+  }
+  ctx.putImageData(img, 0, 0);
+  return c;
 }

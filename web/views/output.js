@@ -4,7 +4,7 @@
 // next token (-log p, a strip under the tokens) and the perplexity. Every number is the engine's
 // or was computed from the engine's logits in the worker (web/output.js); this module only lays
 // them out.
-import { gate, el, canvasReadout, num, maxAbs, STRIP_NEG, STRIP_POS } from './common.js';
+import { gate, el, canvasReadout, num, maxAbs, valueCanvas, divergingColour } from './common.js';
 import { t } from '../i18n.js';
 
 const f = num;
@@ -21,20 +21,10 @@ export function createOutput({ root, query, onQuery }) {
   let s = null, tokens = [], neutral = [245, 245, 245];
   canvasReadout(root);
   query.addEventListener('input', () => onQuery(Number(query.value)));
-  const mix = (end, a) => end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
 
   function strip(values, scale, name) {
     const n = values.length;
-    const c = el('canvas', { class: 'strip' });
-    c.width = n;
-    c.height = 1;
-    const ctx = c.getContext('2d');
-    const img = ctx.createImageData(n, 1);
-    for (let k = 0; k < n; k++) {
-      const x = Math.max(-1, Math.min(1, values[k] / scale));
-      img.data.set([...mix(x < 0 ? STRIP_NEG : STRIP_POS, Math.abs(x) ** 0.8), 255], 4 * k);
-    }
-    ctx.putImageData(img, 0, 0);
+    const c = valueCanvas(values, n, 1, scale, neutral);
     c.readout = (x) => { const k = Math.max(0, Math.min(n - 1, Math.floor(x * n))); return `${name}[${k}] = ${f(values[k], 4)}`; };
     return c;
   }
@@ -59,7 +49,7 @@ export function createOutput({ root, query, onQuery }) {
     const chips = tokens.slice(0, n + 1).map((tok, k) => {
       const v = k > 0 ? s.nll[k - 1] : null;
       const cell = el('span', { class: 'ce-cell' });
-      if (v != null) cell.style.background = `rgb(${mix(STRIP_POS, Math.min(1, v / max) ** 0.8).join(',')})`;
+      if (v != null) cell.style.background = `rgb(${divergingColour(v, max, neutral).join(',')})`;
       const label = v != null ? t('output.ceLabel', k, tokText(tok), v) : t('output.ceFirst', tokText(tok));
       const chip = el('button', { type: 'button', class: `ce-tok${k === s.pos + 1 ? ' current' : ''}${k === s.pos ? ' from' : ''}`, title: label, 'aria-label': label,
         dataset: { k: String(k), ...(v != null ? { nll: String(v) } : {}) } }, el('span', { class: 'ce-text' }, tokText(tok) || ' '), cell);

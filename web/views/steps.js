@@ -4,38 +4,24 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, STRIP_NEG, STRIP_POS } from './common.js';
+import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
 import { t } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
 const KEY_ROWS = 96;   // the key table lists at most this many keys (the largest weights)
 const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
-const NEG = STRIP_NEG, POS = STRIP_POS, f = num, fp = numTerm;
+const f = num, fp = numTerm;
 
 export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
   canvasReadout(root);
 
-  const colour = (v, scale) => {
-    const x = Math.max(-1, Math.min(1, v / scale));
-    const end = x < 0 ? NEG : POS, a = Math.abs(x) ** 0.8;
-    return end.map((c, k) => Math.round(neutral[k] + a * (c - neutral[k])));
-  };
   /** A vector (or a rows x n matrix) as a canvas, one pixel per value, stretched by CSS; the
    * values are read out on hover by name(row, index). */
   function strip(values, scale, name, { rows: R = 1, cls = 'strip' } = {}) {
     const n = values.length / R;
-    const c = el('canvas', { class: cls });
-    c.width = n;
-    c.height = R;
-    const ctx = c.getContext('2d');
-    const img = ctx.createImageData(n, R);
-    for (let k = 0; k < values.length; k++) {
-      const [r, gr, b] = Number.isFinite(values[k]) ? colour(values[k], scale) : neutral;
-      img.data.set([r, gr, b, 255], 4 * k);
-    }
-    ctx.putImageData(img, 0, 0);
+    const c = valueCanvas(values, n, R, scale, neutral, cls);
     c.readout = (x, y) => {
       const k = Math.min(n - 1, Math.floor(x * n)), r = Math.min(R - 1, Math.floor(y * R));
       return `${name(r, k)} = ${f(values[r * n + k], 4)}`;
