@@ -142,16 +142,17 @@ export interface SamplingOptions {
 export interface Edit {
   /** A full hook name, e.g. 'blocks.0.attn.hook_z'. */
   hook: string;
-  op: 'zero' | 'scale' | 'add' | 'replace';
+  /** 'mean' replaces the selected values by one row the caller supplies (mean ablation). */
+  op: 'zero' | 'scale' | 'add' | 'replace' | 'mean';
   /** For 'scale'. */
   factor?: number;
-  /** For 'add' and 'replace': one row of the selected dimensions, or one per selected position and head. */
+  /** For 'add' and 'replace': one row of the selected dimensions, or one per selected position and head; for 'mean' one row. */
   values?: ArrayLike<number> | Iterable<number>;
-  /** Absolute positions; none: every position. */
+  /** Absolute positions (query positions for the attention scores and pattern); none: every position. */
   positions?: ArrayLike<number> | Iterable<number>;
-  /** Heads, for hooks with a head dimension (q, k, v, z); none: every head. */
+  /** Heads, for hooks with a head dimension (q, k, v, z, attention scores and pattern); none: every head. */
   heads?: ArrayLike<number> | Iterable<number>;
-  /** Indices in the hook's last dimension (d_model, d_mlp or d_head); none: all. */
+  /** Indices in the hook's last dimension (d_model, d_mlp, d_head, or key positions); none: all. Keys after a query stay masked. */
   dims?: ArrayLike<number> | Iterable<number>;
 }
 

@@ -24,14 +24,18 @@ void lt_edits_free(lt_session *s) {
     s->n_edits = 0;
 }
 
-/* The hooks that may be edited: those a pass writes row by row and later stages read. */
+/* The hooks that may be edited: those a pass writes and later stages read. */
 static bool editable(const lt_model *m, int32_t h) {
     if (m->family != LT_FAMILY_GPT2) return false;
     switch ((lt_gpt2_hook)h) {
-    case LT_H_ATTN_SCORES: case LT_H_PATTERN: case LT_H_LOGITS:
-    case LT_H_LN1_SCALE: case LT_H_LN2_SCALE: case LT_H_LN_FINAL_SCALE: return false;
+    case LT_H_LOGITS: case LT_H_LN1_SCALE: case LT_H_LN2_SCALE: case LT_H_LN_FINAL_SCALE: return false;
     default: return true;
     }
+}
+
+/* Whether a hook is an attention matrix [head, q_pos, k_pos], whose last dimension is keys. */
+static bool keyed(const lt_model *m, int32_t h) {
+    return m->family == LT_FAMILY_GPT2 && (h == LT_H_ATTN_SCORES || h == LT_H_PATTERN);
 }
 
 static int32_t *copy_ints(const int32_t *src, int32_t n) {
@@ -85,10 +89,12 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
                        "edit: %.100s cannot be edited yet (lantern edits the residual stream, embeddings, "
                        "LayerNorm outputs, q, k, v, z and the attention and MLP outputs of GPT-2 models)", name);
     const lt_hook_def *d = &m->hooks[hook];
-    const bool per_head = d->ndim == 3;
-    const int32_t unit = per_head ? m->d_head : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
+    const bool per_head = d->ndim == 3, keys = keyed(m, hook);
+    const int32_t unit = keys       ? m->n_ctx
+                         : per_head ? m->d_head
+                         : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
     int32_t rc;
-    if (edit->op < LT_EDIT_ZERO || edit->op > LT_EDIT_REPLACE)
+    if (edit->op < LT_EDIT_ZERO || edit->op > LT_EDIT_MEAN)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: op %d is not an lt_edit_op", name, (int)edit->op);
     if (edit->op == LT_EDIT_SCALE && !isfinite(edit->factor))
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: the factor must be a finite number, not %g", name,
@@ -97,10 +103,17 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: this hook has no head dimension to select", name);
     if ((rc = check_list(edit->positions, edit->n_positions, m->n_ctx, "position", name)) ||
         (rc = check_list(edit->heads, edit->n_heads, m->n_head, "head", name)) ||
-        (rc = check_list(edit->dims, edit->n_dims, unit, "dimension", name)))
+        (rc = check_list(edit->dims, edit->n_dims, unit, keys ? "key position" : "dimension", name)))
         return rc;
     const int32_t row = edit->n_dims ? edit->n_dims : unit, heads = per_head ? (edit->n_heads ? edit->n_heads : m->n_head) : 1;
-    const bool needs_values = edit->op == LT_EDIT_ADD || edit->op == LT_EDIT_REPLACE;
+    const bool needs_values = edit->op == LT_EDIT_ADD || edit->op == LT_EDIT_REPLACE || edit->op == LT_EDIT_MEAN;
+    if (needs_values && keys && !edit->n_dims)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT,
+                       "edit of %.100s: add, replace and mean on an attention matrix need the key positions (dims) "
+                       "listed", name);
+    if (edit->op == LT_EDIT_MEAN && edit->values && edit->n_values != row)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: mean takes one row: %d values, not %d", name, (int)row,
+                       (int)edit->n_values);
     if (needs_values) {
         const int64_t per_row = (int64_t)edit->n_positions * heads * row;
         if (!edit->values || !(edit->n_values == row || (edit->n_positions && edit->n_values == per_row)))
@@ -114,7 +127,7 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     } else if (edit->n_values) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: zero and scale take no values", name);
     }
-    lt_edit_rec e = {hook, layer, edit->op, per_head, unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
+    lt_edit_rec e = {hook, layer, edit->op, per_head, keys, unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
                      edit->n_positions, NULL, per_head ? edit->n_heads : 0, NULL, edit->n_dims};
     e.values = malloc((size_t)(e.n_values ? e.n_values : 1) * sizeof(float));
     e.positions = copy_ints(edit->positions, e.n_positions);
@@ -178,7 +191,7 @@ static void edit_span(const lt_edit_rec *e, float *x, const float *values) {
         case LT_EDIT_ZERO: *v = 0.0f; break;
         case LT_EDIT_SCALE: *v *= e->factor; break;
         case LT_EDIT_ADD: *v += values[k]; break;
-        case LT_EDIT_REPLACE: *v = values[k]; break;
+        case LT_EDIT_REPLACE: case LT_EDIT_MEAN: *v = values[k]; break;
         }
     }
 }
@@ -188,7 +201,7 @@ void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32
     const int32_t n_head = s->model->n_head;
     for (int32_t i = 0; i < s->n_edits; i++) {
         const lt_edit_rec *e = &s->edits[i];
-        if (e->hook != hook || e->layer != layer) continue;
+        if (e->hook != hook || e->layer != layer || e->keys) continue;
         const int32_t heads = e->per_head ? (e->n_heads ? e->n_heads : n_head) : 1;
         const int32_t row = e->n_dims ? e->n_dims : e->unit;
         for (int32_t t = 0; t < n; t++) {
@@ -200,6 +213,37 @@ void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32
                                       : e->n_values == row ? e->values
                                                            : e->values + ((size_t)pi * heads + k) * row;
                 edit_span(e, x + (size_t)t * stride + col + (size_t)h * e->unit * e->per_head, values);
+            }
+        }
+    }
+}
+
+bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer) {
+    for (int32_t i = 0; i < s->n_edits; i++)
+        if (s->edits[i].hook == hook && s->edits[i].layer == layer) return true;
+    return false;
+}
+
+void lt_edit_keys_at(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t pos, float *row, int32_t seen) {
+    const int32_t n_head = s->model->n_head;
+    for (int32_t i = 0; i < s->n_edits; i++) {
+        const lt_edit_rec *e = &s->edits[i];
+        if (e->hook != hook || e->layer != layer) continue;
+        const int32_t k = e->n_heads ? index_of(e->heads, e->n_heads, head) : head;
+        const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, pos) : 0;
+        if (k < 0 || pi < 0) continue;
+        const int32_t heads = e->n_heads ? e->n_heads : n_head, n = e->n_dims ? e->n_dims : seen;
+        const float *values = !e->n_values    ? NULL
+                              : e->n_values == e->n_dims ? e->values
+                                                         : e->values + ((size_t)pi * heads + k) * e->n_dims;
+        for (int32_t c = 0; c < n; c++) {
+            const int32_t j = e->n_dims ? e->dims[c] : c;
+            if (j >= seen) continue; /* a key after the query: it stays masked */
+            switch (e->op) {
+            case LT_EDIT_ZERO: row[j] = 0.0f; break;
+            case LT_EDIT_SCALE: row[j] *= e->factor; break;
+            case LT_EDIT_ADD: row[j] += values[c]; break;
+            case LT_EDIT_REPLACE: case LT_EDIT_MEAN: row[j] = values[c]; break;
             }
         }
     }

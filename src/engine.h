@@ -253,7 +253,8 @@ typedef struct lt_capture_slot {
 typedef struct lt_edit_rec {
     int32_t hook, layer, op;
     bool per_head;  /* the hook is [pos, head, d_head]: heads select column blocks */
-    int32_t unit;   /* the width dims index: d_head, d_mlp or d_model */
+    bool keys;      /* the hook is an attention matrix [head, q_pos, k_pos]: dims are key positions */
+    int32_t unit;   /* the width dims index: d_head, d_mlp, d_model, or n_ctx for keys */
     float factor;
     float *values; /* (n_values): one row of the selected dimensions, or one per position and head */
     int32_t n_values;
@@ -322,6 +323,11 @@ float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
 void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                      int32_t p0);
 void lt_edits_free(lt_session *s);
+/* Whether an edit is in force at (hook, layer). */
+bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer);
+/* Apply the edits in force at an attention matrix hook (layer) to one row: head `head`, the query
+ * at absolute position pos, row[j] for the keys j < seen it sees (edits.c). */
+void lt_edit_keys_at(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t pos, float *row, int32_t seen);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as
  * [n, width] if that hook is captured. */
 /* Capture, when wanted, what LayerNorm divides each of n rows of x [n, d] by: sqrt(var + eps)

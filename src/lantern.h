@@ -258,9 +258,19 @@ const char *lt_session_list_tensors(lt_session *session);
  * what later stages read. An edit stays in force for every later pass (and step) until cleared;
  * adding or clearing one reruns the positions it can change, so the KV cache, the logits and the
  * captured tensors are always those of the edited run. GPT-2 models; the hooks that can be edited
- * are the embeddings, the residual stream, the LayerNorm outputs, q, k, v, z and the attention and
- * MLP outputs (not the attention scores or pattern yet). */
-typedef enum { LT_EDIT_ZERO = 0, LT_EDIT_SCALE = 1, LT_EDIT_ADD = 2, LT_EDIT_REPLACE = 3 } lt_edit_op;
+ * are the embeddings, the residual stream, the LayerNorm outputs, q, k, v, the attention scores and
+ * pattern, z and the attention and MLP outputs.
+ *
+ * The attention scores and pattern ([head, q_pos, k_pos]): positions select query positions, dims
+ * key positions. Only the keys a query sees are edited (those at or before it): a key after the
+ * query stays masked (-inf score, 0 weight), since step-wise decoding has no later keys to show
+ * it. Editing scores recomputes the softmax from the edited scores; editing the pattern changes
+ * the weights the values are summed with (they need not sum to 1). add, replace and mean on
+ * these hooks need the key positions listed.
+ *
+ * LT_EDIT_MEAN replaces the selected values by one row the caller supplies (a mean over a
+ * reference set, as for mean ablation): the same as LT_EDIT_REPLACE with exactly one row. */
+typedef enum { LT_EDIT_ZERO = 0, LT_EDIT_SCALE = 1, LT_EDIT_ADD = 2, LT_EDIT_REPLACE = 3, LT_EDIT_MEAN = 4 } lt_edit_op;
 
 typedef struct lt_edit {
     const char *hook;       /* a full hook name, e.g. "blocks.1.attn.hook_z" */
@@ -268,15 +278,17 @@ typedef struct lt_edit {
     float factor;           /* LT_EDIT_SCALE: the factor (finite) */
     /* LT_EDIT_ADD, LT_EDIT_REPLACE: one row of the selected dimensions (applied at every selected
      * position and head), or with positions listed, a row per position and head in that order
-     * (positions outer): the values captured from another run, for activation patching */
+     * (positions outer): the values captured from another run, for activation patching.
+     * LT_EDIT_MEAN: exactly one row. */
     const float *values;
     int32_t n_values;
     const int32_t *positions; /* absolute positions; none listed (0): every position */
     int32_t n_positions;
-    const int32_t *heads;   /* hooks with a head dimension (q, k, v, z); none listed: every head */
+    const int32_t *heads;   /* hooks with a head dimension (q, k, v, z, scores, pattern); none
+                             * listed: every head */
     int32_t n_heads;
-    const int32_t *dims;    /* indices in the hook's last dimension (d_model, d_mlp neurons or
-                             * d_head); none listed: all */
+    const int32_t *dims;    /* indices in the hook's last dimension (d_model, d_mlp neurons,
+                             * d_head, or key positions); none listed: all */
     int32_t n_dims;
 } lt_edit;
 

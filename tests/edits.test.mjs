@@ -70,6 +70,43 @@ test('an edit at one position leaves the positions before it as they were, and a
   model.free();
 });
 
+test('an edited pattern is what the captures hold, and zeroing a head\'s pattern is zeroing its z', () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: ['blocks.0.attn.hook_pattern', 'blocks.1.attn.hook_attn_scores', 'blocks.1.attn.hook_pattern', 'logits'] });
+  s.forward(prompt);
+  const scores = s.tensor('blocks.1.attn.hook_attn_scores');
+  const T = prompt.length;
+  s.edit({ hook: 'blocks.0.attn.hook_pattern', op: 'zero', heads: [1] });
+  // case 0 zeroes blocks.0.attn.hook_z of head 1: the same run, reached through the pattern
+  assert.equal(compareArrays(s.tensor('logits').data, tensors.get('case0.logits').data), null);
+  const p0 = s.tensor('blocks.0.attn.hook_pattern').data;
+  assert.ok(p0.subarray(T * T, 2 * T * T).every((v) => v === 0), 'head 1 attends to nothing');
+  assert.ok(p0.subarray(0, T * T).some((v) => v > 0));
+  s.clearEdits();
+  s.edit({ hook: 'blocks.1.attn.hook_attn_scores', op: 'scale', factor: 0.25, positions: [2, 8], heads: [0, 2] });
+  s.reset(); // the rerun's captures start at position 2: a whole pass for the whole matrix
+  s.forward(prompt);
+  const edited = s.tensor('blocks.1.attn.hook_attn_scores').data, pattern = s.tensor('blocks.1.attn.hook_pattern').data;
+  for (let h = 0; h < 3; h++) {
+    for (let q = 0; q < T; q++) {
+      const hit = h !== 1 && (q === 2 || q === 8);
+      let sum = 0;
+      for (let k = 0; k < T; k++) {
+        const at = (h * T + q) * T + k, was = scores.data[at];
+        if (k > q) {
+          assert.equal(edited[at], -Infinity, 'later keys stay masked');
+          assert.equal(pattern[at], 0);
+        } else {
+          assert.ok(Math.abs(edited[at] - (hit ? was * 0.25 : was)) <= 1e-5 * (1 + Math.abs(was)), `score ${h},${q},${k}`);
+        }
+        sum += pattern[at];
+      }
+      assert.ok(Math.abs(sum - 1) < 1e-5, 'the pattern is the softmax of the edited scores');
+    }
+  }
+  model.free();
+});
+
 test('hostile edits get a clear LanternError and leave the session as it was', () => {
   const model = L.loadModel(fixture);
   const s = model.createSession();
@@ -78,8 +115,13 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
   const logits = s.logits();
   const cases = [
     [{ hook: 'blocks.9.hook_resid_pre', op: 'zero' }, /no hook named "blocks\.9\.hook_resid_pre"/],
-    [{ hook: 'blocks.0.attn.hook_pattern', op: 'zero' }, /hook_pattern cannot be edited yet/],
+    [{ hook: 'blocks.0.ln1.hook_scale', op: 'zero' }, /hook_scale cannot be edited yet/],
     [{ hook: 'logits', op: 'zero' }, /cannot be edited yet/],
+    [{ hook: 'blocks.0.attn.hook_pattern', op: 'replace', values: [1] }, /need the key positions \(dims\) listed/],
+    [{ hook: 'blocks.0.attn.hook_attn_scores', op: 'zero', dims: [11] }, /key position 11 is outside \[0, 11\)/],
+    [{ hook: 'blocks.0.attn.hook_pattern', op: 'zero', positions: [1], heads: [3] }, /head 3 is outside \[0, 3\)/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'mean', values: [1, 2, 3] }, /mean takes one row: 10 values, not 3/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'mean', positions: [1, 2], heads: [0], values: new Array(20).fill(1) }, /mean takes one row: 10 values, not 20/],
     [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [3] }, /head 3 is outside \[0, 3\)/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', heads: [0] }, /has no head dimension/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'add', values: [1, 2] }, /2 values given; it takes 30/],
@@ -91,7 +133,7 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', positions: [2 ** 32] }, /position 4294967296 is outside \[0, 2147483647\]/],
     [{ hook: 'blocks.0.mlp.hook_post', op: 'zero', dims: [50] }, /dimension 50 is outside \[0, 50\)/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', values: [1] }, /zero and scale take no values/],
-    [{ hook: 'blocks.0.hook_resid_mid', op: 'ablate' }, /op must be 'zero', 'scale', 'add' or 'replace', not "ablate"/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'ablate' }, /op must be 'zero', 'scale', 'add', 'replace' or 'mean', not "ablate"/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', head: [0] }, /unknown option "head"/],
   ];
   for (const [edit, pattern] of cases) {

@@ -738,19 +738,21 @@ class Session {
 
   /**
    * Edit a hook in every later pass, as a TransformerLens forward hook returning a tensor would:
-   * { hook: 'blocks.0.attn.hook_z', op: 'zero' | 'scale' | 'add' | 'replace', factor (scale),
-   * values (add, replace: one row of the selected dimensions, or one per selected position and
-   * head), positions, heads, dims (none listed: all) }. The positions the edit can change are
-   * rerun at once, so logits, captures and the KV cache are those of the edited run.
+   * { hook: 'blocks.0.attn.hook_z', op: 'zero' | 'scale' | 'add' | 'replace' | 'mean', factor
+   * (scale), values (add, replace: one row of the selected dimensions, or one per selected position
+   * and head; mean: one row, e.g. a mean over reference prompts), positions, heads, dims (none
+   * listed: all) }. On hook_attn_scores and hook_pattern, positions are query positions and dims
+   * key positions; keys after a query stay masked. The positions the edit can change are rerun at
+   * once, so logits, captures and the KV cache are those of the edited run.
    */
   edit({ hook, op, factor = 1, values = [], positions = [], heads = [], dims = [], ...rest } = {}) {
     const h = this.live();
     const L = this.lantern;
-    const ops = { zero: 0, scale: 1, add: 2, replace: 3 };
+    const ops = { zero: 0, scale: 1, add: 2, replace: 3, mean: 4 };
     const unknown = Object.keys(rest);
     if (unknown.length) throw new LanternError(`edit: unknown option ${show(unknown[0])}`);
     if (typeof hook !== 'string') throw new LanternError(`edit: hook must be a hook's name, not ${show(hook)}`);
-    if (!Object.hasOwn(ops, op)) throw new LanternError(`edit: op must be 'zero', 'scale', 'add' or 'replace', not ${show(op)}`);
+    if (!Object.hasOwn(ops, op)) throw new LanternError(`edit: op must be 'zero', 'scale', 'add', 'replace' or 'mean', not ${show(op)}`);
     if (typeof factor !== 'number' || !Number.isFinite(factor) || Math.abs(factor) > F32_MAX) {
       throw new LanternError(`edit: factor must be a finite number, not ${show(factor)}`);
     }

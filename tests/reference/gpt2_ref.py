@@ -69,10 +69,8 @@ def run(cfg, w, ids, edits=None):
         q, k, v = (t.reshape(T, n_head, d_head) for t in qkv.split(d, dim=-1))
         q, k, v = hook(b + "attn.hook_q", q), hook(b + "attn.hook_k", k), hook(b + "attn.hook_v", v)
         scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(d_head)
-        scores = scores.masked_fill(~causal, float("-inf"))
-        hooks[b + "attn.hook_attn_scores"] = scores
-        pattern = torch.softmax(scores, dim=-1)
-        hooks[b + "attn.hook_pattern"] = pattern
+        scores = hook(b + "attn.hook_attn_scores", scores.masked_fill(~causal, float("-inf")))
+        pattern = hook(b + "attn.hook_pattern", torch.softmax(scores, dim=-1))
         z = hook(b + "attn.hook_z", torch.einsum("hqk,khc->qhc", pattern, v))
         attn_out = hook(b + "hook_attn_out", z.reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"])
         x = hook(b + "hook_resid_mid", x + attn_out)
@@ -125,29 +123,37 @@ def logit_attribution(cfg, w, hooks, row, token):
 def edit_fn(spec, n_head):
     """The function a lantern edit spec stands for, on a hook's tensor [pos, width] or [pos, head,
     d_head] (TransformerLens's semantics: the edited tensor is what later stages read):
-    {"op": "zero" | "scale" | "add" | "replace", "factor", "values", "positions", "heads", "dims"},
-    an empty or missing selector meaning all; values one row of the selected dims, or a row for
-    each selected position (and head), in order."""
+    {"op": "zero" | "scale" | "add" | "replace" | "mean", "factor", "values", "positions", "heads",
+    "dims"}, an empty or missing selector meaning all; values one row of the selected dims, or a row
+    for each selected position (and head), in order; "mean" replaces by one row. On the attention
+    scores and pattern [head, q_pos, k_pos], positions are queries and dims keys, and only the keys
+    a query sees (at or before it) are edited: later keys stay masked."""
+    keyed = spec["hook"].endswith(("attn.hook_attn_scores", "attn.hook_pattern"))
+
     def fn(t):
         per_head = t.dim() == 3
-        T = t.shape[0]
+        T = t.shape[1] if keyed else t.shape[0]
         width = t.shape[-1]
         heads = (spec.get("heads") or list(range(n_head))) if per_head else [None]
-        dims = spec.get("dims") or list(range(width))
         values = torch.tensor(spec.get("values", []), dtype=t.dtype)
         k = 0
         for p in spec.get("positions") or list(range(T)):
             for h in heads:
                 if p < T:
-                    row = t[p, h] if per_head else t[p]
-                    sel = torch.tensor(dims)
+                    row = t[h, p] if keyed else t[p, h] if per_head else t[p]
+                    dims = spec.get("dims") or list(range(p + 1 if keyed else width))
+                    n = len(dims)
                     op = spec["op"]
+                    v = None if op in ("zero", "scale") else \
+                        values if values.numel() == n else values[k * n:(k + 1) * n]
+                    seen = [c for c, j in enumerate(dims) if not keyed or j <= p]
+                    sel = torch.tensor([dims[c] for c in seen], dtype=torch.long)
                     if op == "zero":
                         row[sel] = 0
                     elif op == "scale":
                         row[sel] = row[sel] * spec["factor"]
                     else:
-                        v = values if values.numel() == len(dims) else values[k * len(dims):(k + 1) * len(dims)]
+                        v = v[torch.tensor(seen, dtype=torch.long)]
                         row[sel] = row[sel] + v if op == "add" else v
                 k += 1
         return t

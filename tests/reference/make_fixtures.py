@@ -339,6 +339,14 @@ def edit_cases(cfg, g):
          {"hook": "blocks.1.hook_mlp_out", "op": "add", "positions": [0, 9], "values": vals(2 * d)},
          {"hook": "blocks.0.hook_attn_out", "op": "replace", "positions": [4], "dims": [5], "values": [3.0]},
          {"hook": "blocks.1.hook_resid_post", "op": "scale", "factor": 2.0, "positions": [7]}],
+        [{"hook": "blocks.0.attn.hook_pattern", "op": "zero", "heads": [1]}],
+        [{"hook": "blocks.1.attn.hook_attn_scores", "op": "scale", "factor": 0.25, "positions": [2, 8], "heads": [0, 2]}],
+        [{"hook": "blocks.1.attn.hook_pattern", "op": "replace", "heads": [1], "dims": [0, 3, 9], "values": [0.5, 0.25, 1.0]}],
+        [{"hook": "blocks.0.attn.hook_attn_scores", "op": "add", "positions": [4, 9], "heads": [2], "dims": [1, 4],
+          "values": vals(2 * 2)},
+         {"hook": "blocks.0.attn.hook_pattern", "op": "scale", "factor": 1.5, "positions": [9], "dims": [0]}],
+        [{"hook": "blocks.1.attn.hook_z", "op": "mean", "heads": [0, 1], "values": vals(dh)},
+         {"hook": "blocks.0.mlp.hook_post", "op": "mean", "positions": [5], "values": vals(f)}],
     ]
 
 
