@@ -2,6 +2,7 @@
  * TransformerLens's semantics (the edited tensor is what later stages read), and the KV cache
  * kept true to them: setting or clearing an edit reruns the positions it can change. */
 #include "engine.h"
+#include "kernels/kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,19 +25,19 @@ void lt_edits_free(lt_session *s) {
     s->n_edits = 0;
 }
 
-/* The hooks that may be edited: those a pass writes and later stages read. */
+/* The hooks that may be edited: those a pass writes and later stages read (not what a LayerNorm
+ * divides by, which it only records, nor the logits, which nothing reads). */
 static bool editable(const lt_model *m, int32_t h) {
-    if (m->family != LT_FAMILY_GPT2) return false;
-    switch ((lt_gpt2_hook)h) {
-    case LT_H_LOGITS: case LT_H_LN1_SCALE: case LT_H_LN2_SCALE: case LT_H_LN_FINAL_SCALE: return false;
-    default: return true;
-    }
+    const lt_hook_def *d = &m->hooks[h];
+    return h != m->hook_logits && d->dims[d->ndim - 1] != LT_DIM_ONE;
 }
 
 /* Whether a hook is an attention matrix [head, q_pos, k_pos], whose last dimension is keys. */
-static bool keyed(const lt_model *m, int32_t h) {
-    return m->family == LT_FAMILY_GPT2 && (h == LT_H_ATTN_SCORES || h == LT_H_PATTERN);
-}
+static bool keyed(const lt_model *m, int32_t h) { return m->hooks[h].ndim == 3 && m->hooks[h].dims[0] == LT_DIM_HEAD; }
+
+/* Whether a hook is written when a source is encoded (encoder-decoder models): editing it means
+ * encoding again, then rerunning the whole target. */
+static bool at_encode(const lt_model *m, int32_t h) { return m->hooks[h].stage == LT_STAGE_ENCODE; }
 
 static int32_t *copy_ints(const int32_t *src, int32_t n) {
     int32_t *p = malloc((size_t)(n ? n : 1) * sizeof *p);
@@ -57,9 +58,16 @@ static int32_t check_list(const int32_t *list, int32_t n, int32_t limit, const c
     return LT_OK;
 }
 
-/* Rerun the positions from `from` on of the n tokens ids, so the KV cache, logits and captures
- * hold what the edits now in force give. */
-static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n) {
+/* Rerun the positions from `from` on of the n tokens ids (encoding the source again first if
+ * `encode`), so the KV cache, logits and captures hold what the edits now in force give. */
+static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n, bool encode) {
+    if (encode && s->n_src) {
+        int32_t *src = copy_ints(s->src_tokens, s->n_src);
+        if (!src) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+        int32_t rc = lt_session_encode(s, src, s->n_src);
+        free(src);
+        return rc || !n ? rc : lt_session_forward(s, ids, n);
+    }
     if (from >= n) return LT_OK;
     if (from == 0) {
         lt_session_reset(s);
@@ -70,7 +78,7 @@ static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n)
 }
 
 static int32_t first_position(const lt_edit_rec *e) {
-    if (!e->n_positions) return 0;
+    if (!e->n_positions || e->encode) return 0;
     int32_t p = e->positions[0];
     for (int32_t i = 1; i < e->n_positions; i++)
         if (e->positions[i] < p) p = e->positions[i];
@@ -86,8 +94,8 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: the model has no hook named \"%.100s\"", name);
     if (!editable(m, hook))
         return lt_fail(LT_ERR_UNSUPPORTED,
-                       "edit: %.100s cannot be edited yet (lantern edits the residual stream, embeddings, "
-                       "LayerNorm outputs, q, k, v, z and the attention and MLP outputs of GPT-2 models)", name);
+                       "edit: %.100s cannot be edited (a LayerNorm's hook_scale is recorded, not used by later "
+                       "stages, and nothing reads the logits: edit ln_final.hook_normalized instead)", name);
     const lt_hook_def *d = &m->hooks[hook];
     const bool per_head = d->ndim == 3, keys = keyed(m, hook);
     const int32_t unit = keys       ? m->n_ctx
@@ -127,7 +135,7 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     } else if (edit->n_values) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: zero and scale take no values", name);
     }
-    lt_edit_rec e = {hook, layer, edit->op, per_head, keys, unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
+    lt_edit_rec e = {hook, layer, edit->op, per_head, keys, at_encode(m, hook), unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
                      edit->n_positions, NULL, per_head ? edit->n_heads : 0, NULL, edit->n_dims};
     e.values = malloc((size_t)(e.n_values ? e.n_values : 1) * sizeof(float));
     e.positions = copy_ints(edit->positions, e.n_positions);
@@ -148,10 +156,10 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     s->edits[s->n_edits++] = e;
-    if ((rc = rerun(s, first_position(&e), ids, n))) {
+    if ((rc = rerun(s, first_position(&e), ids, n, e.encode))) {
         /* the edited run failed (it overflowed): the edit goes, and the session is as it was */
         edit_free(&s->edits[--s->n_edits]);
-        rerun(s, first_position(&e), ids, n);
+        rerun(s, first_position(&e), ids, n, e.encode);
     }
     free(ids);
     return rc;
@@ -161,15 +169,17 @@ int32_t lt_session_clear_edits(lt_session *s) {
     if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "clear edits: no session");
     if (!s->n_edits) return LT_OK;
     int32_t from = INT32_MAX;
+    bool encode = false;
     for (int32_t i = 0; i < s->n_edits; i++) {
         const int32_t p = first_position(&s->edits[i]);
         if (p < from) from = p;
+        encode |= s->edits[i].encode;
     }
     const int32_t n = s->n_past;
     int32_t *ids = copy_ints(s->tokens, n);
     if (!ids) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     lt_edits_free(s);
-    const int32_t rc = rerun(s, from, ids, n);
+    const int32_t rc = rerun(s, from, ids, n, encode);
     free(ids);
     return rc;
 }
@@ -224,21 +234,29 @@ bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer) {
     return false;
 }
 
-void lt_edit_keys_at(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t pos, float *row, int32_t seen) {
+static bool sees(const lt_attn_dims *d, int32_t i, int32_t j) {
+    return (!d->key_valid || d->key_valid[j]) && (!d->causal || j <= d->q_offset + i);
+}
+
+/* The edits in force at an attention matrix hook (layer) on one row: head `head`, query row i
+ * (absolute position q_offset + i), row[j] for the keys j the query sees. */
+static void edit_keys(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t i, float *row,
+                      const lt_attn_dims *d) {
+    const int32_t pos = d->q_offset + i;
     const int32_t n_head = s->model->n_head;
-    for (int32_t i = 0; i < s->n_edits; i++) {
-        const lt_edit_rec *e = &s->edits[i];
+    for (int32_t x = 0; x < s->n_edits; x++) {
+        const lt_edit_rec *e = &s->edits[x];
         if (e->hook != hook || e->layer != layer) continue;
         const int32_t k = e->n_heads ? index_of(e->heads, e->n_heads, head) : head;
         const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, pos) : 0;
         if (k < 0 || pi < 0) continue;
-        const int32_t heads = e->n_heads ? e->n_heads : n_head, n = e->n_dims ? e->n_dims : seen;
+        const int32_t heads = e->n_heads ? e->n_heads : n_head, n = e->n_dims ? e->n_dims : d->n_kv;
         const float *values = !e->n_values    ? NULL
                               : e->n_values == e->n_dims ? e->values
                                                          : e->values + ((size_t)pi * heads + k) * e->n_dims;
         for (int32_t c = 0; c < n; c++) {
             const int32_t j = e->n_dims ? e->dims[c] : c;
-            if (j >= seen) continue; /* a key after the query: it stays masked */
+            if (j >= d->n_kv || !sees(d, i, j)) continue; /* a masked key stays masked */
             switch (e->op) {
             case LT_EDIT_ZERO: row[j] = 0.0f; break;
             case LT_EDIT_SCALE: row[j] *= e->factor; break;
@@ -247,6 +265,40 @@ void lt_edit_keys_at(lt_session *s, int32_t hook, int32_t layer, int32_t head, i
             }
         }
     }
+}
+
+void lt_edited_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+                         const float *v, const lt_attn_dims *d, int32_t hook_scores, int32_t hook_pattern,
+                         int32_t layer) {
+    float *row = s->att_row;
+    const int32_t dh = d->d_head;
+    for (int32_t h = 0; h < d->n_head; h++)
+        for (int32_t i = 0; i < d->n_q; i++) {
+            const float *qr = q + (size_t)i * d->q_stride + (size_t)h * dh;
+            for (int32_t j = 0; j < d->n_kv; j++) {
+                if (!sees(d, i, j)) {
+                    row[j] = -INFINITY;
+                    continue;
+                }
+                const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh;
+                float dot = 0.0f;
+                for (int32_t c = 0; c < dh; c++) dot += qr[c] * kr[c];
+                row[j] = dot * d->scale;
+            }
+            edit_keys(s, hook_scores, layer, h, i, row, d);
+            const size_t at = ((size_t)h * d->n_q + i) * d->n_kv;
+            if (scores) memcpy(scores + at, row, (size_t)d->n_kv * sizeof *row);
+            lt_softmax_ref(row, d->n_kv); /* masked keys: exactly 0 */
+            edit_keys(s, hook_pattern, layer, h, i, row, d);
+            if (pattern) memcpy(pattern + at, row, (size_t)d->n_kv * sizeof *row);
+            float *o = out + (size_t)i * d->out_stride + (size_t)h * dh;
+            for (int32_t c = 0; c < dh; c++) o[c] = 0.0f;
+            for (int32_t j = 0; j < d->n_kv; j++) {
+                if (row[j] == 0.0f) continue;
+                const float *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
+                for (int32_t c = 0; c < dh; c++) o[c] += row[j] * vr[c];
+            }
+        }
 }
 
 /* The captured row `row` of hook (layer), or NULL with an error naming what to capture. */

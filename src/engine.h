@@ -254,6 +254,7 @@ typedef struct lt_edit_rec {
     int32_t hook, layer, op;
     bool per_head;  /* the hook is [pos, head, d_head]: heads select column blocks */
     bool keys;      /* the hook is an attention matrix [head, q_pos, k_pos]: dims are key positions */
+    bool encode;    /* the hook is written when a source is encoded: positions are source positions */
     int32_t unit;   /* the width dims index: d_head, d_mlp, d_model, or n_ctx for keys */
     float factor;
     float *values; /* (n_values): one row of the selected dimensions, or one per position and head */
@@ -325,9 +326,14 @@ void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32
 void lt_edits_free(lt_session *s);
 /* Whether an edit is in force at (hook, layer). */
 bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer);
-/* Apply the edits in force at an attention matrix hook (layer) to one row: head `head`, the query
- * at absolute position pos, row[j] for the keys j < seen it sees (edits.c). */
-void lt_edit_keys_at(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t pos, float *row, int32_t seen);
+/* Attention (as lt_attention_ref) with the edits in force at its scores and pattern hooks (layer)
+ * applied between the stages: scaled, masked scores -> edits -> softmax -> edits -> the weighted
+ * sum of the values, a head and a query at a time in plain C, with s->att_row as scratch. Keys a
+ * query does not see stay masked. scores, pattern: the captures [n_head, n_q, n_kv], or NULL. */
+struct lt_attn_dims;
+void lt_edited_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+                         const float *v, const struct lt_attn_dims *d, int32_t hook_scores, int32_t hook_pattern,
+                         int32_t layer);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as
  * [n, width] if that hook is captured. */
 /* Capture, when wanted, what LayerNorm divides each of n rows of x [n, d] by: sqrt(var + eps)

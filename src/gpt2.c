@@ -282,46 +282,6 @@ static void attention(lt_session *s, float *out, float *scores, float *pattern, 
     lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
 }
 
-/* Attention with edits at its scores or pattern (layer l): row by row, a head and a query at a
- * time, in plain C, as lt_attention_ref computes it, with the edits applied between the stages:
- * scaled scores -> edits -> softmax over the keys the query sees -> edits -> weighted sum of the
- * values. Captures the edited scores and pattern. Only passes with such edits take this path. */
-static void edited_attention(lt_session *s, float *out, const float *q, const float *k, const float *v,
-                             const lt_attn_dims *d, int32_t l) {
-    float *scores = lt_capture(s, LT_H_ATTN_SCORES, l), *pattern = lt_capture(s, LT_H_PATTERN, l);
-    float *row = s->att_row;
-    const int32_t dh = d->d_head;
-    for (int32_t h = 0; h < d->n_head; h++)
-        for (int32_t t = 0; t < d->n_q; t++) {
-            const int32_t pos = d->q_offset + t, seen = pos + 1; /* causal: keys 0 .. pos */
-            const float *qr = q + (size_t)t * d->q_stride + (size_t)h * dh;
-            for (int32_t j = 0; j < seen; j++) {
-                const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh;
-                float dot = 0.0f;
-                for (int32_t e = 0; e < dh; e++) dot += qr[e] * kr[e];
-                row[j] = dot * d->scale;
-            }
-            lt_edit_keys_at(s, LT_H_ATTN_SCORES, l, h, pos, row, seen);
-            const size_t at = ((size_t)h * d->n_q + t) * d->n_kv;
-            if (scores) {
-                memcpy(scores + at, row, (size_t)seen * sizeof *row);
-                for (int32_t j = seen; j < d->n_kv; j++) scores[at + j] = -INFINITY;
-            }
-            lt_softmax_ref(row, seen);
-            lt_edit_keys_at(s, LT_H_PATTERN, l, h, pos, row, seen);
-            if (pattern) {
-                memcpy(pattern + at, row, (size_t)seen * sizeof *row);
-                for (int32_t j = seen; j < d->n_kv; j++) pattern[at + j] = 0.0f;
-            }
-            float *o = out + (size_t)t * d->out_stride + (size_t)h * dh;
-            for (int32_t e = 0; e < dh; e++) o[e] = 0.0f;
-            for (int32_t j = 0; j < seen; j++) {
-                const float *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
-                for (int32_t e = 0; e < dh; e++) o[e] += row[j] * vr[e];
-            }
-        }
-}
-
 /* A hook a pass writes row by row: the edits in force change it, then it is captured. */
 static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                       int32_t width, int32_t p0) {
@@ -387,7 +347,8 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_capture_rows(s, LT_H_K, l, qkv, n, 3 * d, d, d);
         lt_capture_rows(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
         if (s->n_edits && (lt_edits_at(s, LT_H_ATTN_SCORES, l) || lt_edits_at(s, LT_H_PATTERN, l)))
-            edited_attention(s, z, qkv, kc, vc, &ad, l);
+            lt_edited_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc,
+                                vc, &ad, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
         else
             attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
         hook_rows(s, LT_H_Z, l, z, n, d, 0, d, p0);

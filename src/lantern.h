@@ -257,9 +257,10 @@ const char *lt_session_list_tensors(lt_session *session);
 /* Edits at a hook, as TransformerLens forward hooks that return a tensor: the edited values are
  * what later stages read. An edit stays in force for every later pass (and step) until cleared;
  * adding or clearing one reruns the positions it can change, so the KV cache, the logits and the
- * captured tensors are always those of the edited run. GPT-2 models; the hooks that can be edited
- * are the embeddings, the residual stream, the LayerNorm outputs, q, k, v, the attention scores and
- * pattern, z and the attention and MLP outputs.
+ * captured tensors are always those of the edited run. Every hook later stages read can be edited,
+ * in both families (not a LayerNorm's hook_scale, nor the logits). For encoder-decoder models, an
+ * edit at an encoder hook or at the cross-attention keys or values counts source positions, and
+ * adding or clearing it encodes the source again and reruns the whole target.
  *
  * The attention scores and pattern ([head, q_pos, k_pos]): positions select query positions, dims
  * key positions. Only the keys a query sees are edited (those at or before it): a key after the

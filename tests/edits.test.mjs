@@ -115,8 +115,8 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
   const logits = s.logits();
   const cases = [
     [{ hook: 'blocks.9.hook_resid_pre', op: 'zero' }, /no hook named "blocks\.9\.hook_resid_pre"/],
-    [{ hook: 'blocks.0.ln1.hook_scale', op: 'zero' }, /hook_scale cannot be edited yet/],
-    [{ hook: 'logits', op: 'zero' }, /cannot be edited yet/],
+    [{ hook: 'blocks.0.ln1.hook_scale', op: 'zero' }, /hook_scale cannot be edited \(a LayerNorm's hook_scale is recorded/],
+    [{ hook: 'logits', op: 'zero' }, /logits cannot be edited/],
     [{ hook: 'blocks.0.attn.hook_pattern', op: 'replace', values: [1] }, /need the key positions \(dims\) listed/],
     [{ hook: 'blocks.0.attn.hook_attn_scores', op: 'zero', dims: [11] }, /key position 11 is outside \[0, 11\)/],
     [{ hook: 'blocks.0.attn.hook_pattern', op: 'zero', positions: [1], heads: [3] }, /head 3 is outside \[0, 3\)/],
@@ -225,5 +225,68 @@ test('patchingSweep: every cell is the patched run\'s metric, patching the whole
   assert.ok(Math.abs(z.data[1 * nh + 2] - metric(hand.logits())) < 1e-6);
   assert.throws(() => s.patchingSweep({ clean, corrupted: corrupted.slice(1), metric }), /prompts of the same length/);
   assert.throws(() => s.patchingSweep({ clean, corrupted, hook: 'pattern', metric }), /hook must be 'resid_pre' or 'z'/);
+  model.free();
+});
+
+// The encoder-decoder family: each case of tests/fixtures/transformer-*/edits.safetensors (the
+// padded source, the teacher-forced target), from transformer_ref.run with the same edits.
+for (const name of ['transformer-tiny', 'transformer-odd']) {
+  const file = readSafetensors(`${FIXTURES}${name}/edits.safetensors`);
+  const tcases = JSON.parse(file.metadata.cases);
+  const src = JSON.parse(file.metadata.src), tgt = JSON.parse(file.metadata.tgt);
+  const plainFile = readSafetensors(`${FIXTURES}${name}/golden-padded.safetensors`);
+  const plain = plainFile.tensors.get('logits');
+  tcases.forEach((edits, i) => {
+    const want = file.tensors.get(`case${i}.logits`);
+    const label = edits.map((e) => `${e.op} ${e.hook}`).join(', ');
+    test(`${name} edit case ${i} (${label}): the twin's logits, set before encoding, set after decoding, and step by step`, () => {
+      assert.notEqual(compareArrays(want.data, plain.data), null, 'the edits change the logits');
+      const model = L.loadModel(readFixture(name));
+      const before = model.createSession({ capture: 'logits' });
+      for (const e of edits) before.edit(e);
+      before.encode(src);
+      before.forward(tgt);
+      assert.equal(compareArrays(before.tensor('logits').data, want.data), null, 'set before encoding');
+
+      const after = model.createSession();
+      after.encode(src);
+      after.forward(tgt);
+      for (const e of edits) after.edit(e);
+      assert.equal(after.length, tgt.length);
+      assert.equal(after.sourceLength, src.length);
+      assert.equal(compareArrays(after.logits(), row(want, tgt.length - 1)), null, 'set after: the rerun');
+
+      const steps = model.createSession();
+      for (const e of edits) steps.edit(e);
+      steps.encode(src);
+      tgt.forEach((id, t) => {
+        steps.step(id);
+        assert.equal(compareArrays(steps.logits(), row(want, t)), null, `step ${t}`);
+      });
+
+      after.clearEdits();
+      assert.equal(compareArrays(after.logits(), row(plain, tgt.length - 1)), null, 'cleared: the unedited run');
+      model.free();
+    });
+  });
+}
+
+test('encoder-decoder: edits before any source change nothing until one is encoded; bad edits are refused', () => {
+  const model = L.loadModel(readFixture('transformer-tiny'));
+  const s = model.createSession();
+  s.edit({ hook: 'encoder.blocks.0.attn.hook_z', op: 'zero', heads: [1] });
+  assert.equal(s.editCount, 1);
+  s.clearEdits();
+  const cases = [
+    [{ hook: 'encoder.blocks.0.ln1.hook_scale', op: 'zero' }, /hook_scale cannot be edited/],
+    [{ hook: 'encoder.blocks.2.hook_resid_pre', op: 'zero' }, /no hook named/],
+    [{ hook: 'decoder.blocks.0.cross_attn.hook_pattern', op: 'add', values: [1] }, /need the key positions/],
+    [{ hook: 'decoder.blocks.0.cross_attn.hook_k', op: 'zero', heads: [4] }, /head 4 is outside \[0, 4\)/],
+    [{ hook: 'encoder.hook_embed', op: 'zero', positions: [16] }, /position 16 is outside \[0, 16\)/],
+  ];
+  for (const [edit, pattern] of cases) {
+    assert.throws(() => s.edit(edit), (e) => e instanceof LanternError && pattern.test(e.message), `${JSON.stringify(edit)}`);
+    assert.equal(s.editCount, 0);
+  }
   model.free();
 });

@@ -48,8 +48,8 @@ def run(cfg, w, ids, edits=None):
     hooks = {}
     edits = edits or {}
 
-    def hook(name, t):
-        t = edits[name](t.clone()) if name in edits else t
+    def hook(name, t, mask=None):
+        t = edits[name](t.clone(), mask) if name in edits else t
         hooks[name] = t
         return t
 
@@ -69,8 +69,8 @@ def run(cfg, w, ids, edits=None):
         q, k, v = (t.reshape(T, n_head, d_head) for t in qkv.split(d, dim=-1))
         q, k, v = hook(b + "attn.hook_q", q), hook(b + "attn.hook_k", k), hook(b + "attn.hook_v", v)
         scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(d_head)
-        scores = hook(b + "attn.hook_attn_scores", scores.masked_fill(~causal, float("-inf")))
-        pattern = hook(b + "attn.hook_pattern", torch.softmax(scores, dim=-1))
+        scores = hook(b + "attn.hook_attn_scores", scores.masked_fill(~causal, float("-inf")), causal)
+        pattern = hook(b + "attn.hook_pattern", torch.softmax(scores, dim=-1), causal)
         z = hook(b + "attn.hook_z", torch.einsum("hqk,khc->qhc", pattern, v))
         attn_out = hook(b + "hook_attn_out", z.reshape(T, d) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"])
         x = hook(b + "hook_resid_mid", x + attn_out)
@@ -127,10 +127,10 @@ def edit_fn(spec, n_head):
     "dims"}, an empty or missing selector meaning all; values one row of the selected dims, or a row
     for each selected position (and head), in order; "mean" replaces by one row. On the attention
     scores and pattern [head, q_pos, k_pos], positions are queries and dims keys, and only the keys
-    a query sees (at or before it) are edited: later keys stay masked."""
+    a query sees (mask [q_pos, k_pos], True where it sees) are edited: masked keys stay masked."""
     keyed = spec["hook"].endswith(("attn.hook_attn_scores", "attn.hook_pattern"))
 
-    def fn(t):
+    def fn(t, mask=None):
         per_head = t.dim() == 3
         T = t.shape[1] if keyed else t.shape[0]
         width = t.shape[-1]
@@ -141,12 +141,12 @@ def edit_fn(spec, n_head):
             for h in heads:
                 if p < T:
                     row = t[h, p] if keyed else t[p, h] if per_head else t[p]
-                    dims = spec.get("dims") or list(range(p + 1 if keyed else width))
+                    dims = spec.get("dims") or list(range(width))
                     n = len(dims)
                     op = spec["op"]
                     v = None if op in ("zero", "scale") else \
                         values if values.numel() == n else values[k * n:(k + 1) * n]
-                    seen = [c for c, j in enumerate(dims) if not keyed or j <= p]
+                    seen = [c for c, j in enumerate(dims) if not keyed or (j < width and bool(mask[p, j]))]
                     sel = torch.tensor([dims[c] for c in seen], dtype=torch.long)
                     if op == "zero":
                         row[sel] = 0

@@ -362,10 +362,65 @@ def write_edits(name):
         edits = {}
         for e in case:
             fn, prev = gpt2_ref.edit_fn(e, cfg["n_head"]), edits.get(e["hook"])
-            edits[e["hook"]] = (lambda t, fn=fn, prev=prev: fn(prev(t))) if prev else fn
+            edits[e["hook"]] = (lambda t, m=None, fn=fn, prev=prev: fn(prev(t, m), m)) if prev else fn
         out[f"case{i}.logits"] = gpt2_ref.run(cfg, w, prompt, edits)["logits"].to(torch.float32)
     safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
                         {"cases": json.dumps(cases), "prompt": json.dumps(prompt)})
+    print(f"{name}: {len(cases)} intervention cases")
+
+
+def transformer_edit_cases(cfg, g, S, T):
+    """Interventions on the encoder-decoder family: encoder hooks (which mean encoding again),
+    the cross-attention's keys (computed at encoding) and queries, every attention matrix with keys
+    the mask hides (position S - 1 of the padded source is padding), post- or pre-LN norms."""
+    d, H, f = cfg["d_model"], cfg["n_head"], cfg["d_ff"]
+    dh = d // H
+
+    def vals(n):
+        return [round(x, 4) for x in (torch.randn(n, generator=g, dtype=torch.float64) * 1.5).tolist()]
+
+    cases = [
+        [{"hook": "encoder.blocks.0.attn.hook_z", "op": "zero", "heads": [1]}],
+        [{"hook": "encoder.blocks.1.hook_resid_post", "op": "add", "positions": [0], "values": vals(d)}],
+        [{"hook": "decoder.blocks.1.cross_attn.hook_pattern", "op": "zero", "heads": [0, H - 1]}],
+        [{"hook": "decoder.blocks.0.attn.hook_attn_scores", "op": "scale", "factor": 0.5, "positions": [3, 6]}],
+        [{"hook": "decoder.blocks.1.cross_attn.hook_k", "op": "replace", "positions": [0], "heads": [2], "values": vals(dh)},
+         {"hook": "decoder.blocks.0.cross_attn.hook_v", "op": "scale", "factor": 0.5, "positions": [0], "heads": [1]}],
+        [{"hook": "decoder.blocks.0.mlp.hook_post", "op": "mean", "values": vals(f)},
+         {"hook": "decoder.hook_pos_embed", "op": "zero", "positions": [4]}],
+        [{"hook": "encoder.hook_embed", "op": "scale", "factor": 2.0, "positions": [0]},
+         {"hook": "encoder.blocks.0.attn.hook_pattern", "op": "replace", "heads": [1], "dims": [0, S - 1], "values": [0.5, 0.75]}],
+        [{"hook": "decoder.blocks.1.cross_attn.hook_attn_scores", "op": "add", "dims": [0, S - 1], "values": [1.0, -1.0]},
+         {"hook": "decoder.blocks.1.ln2.hook_normalized", "op": "zero", "positions": [5]},
+         {"hook": "decoder.blocks.0.cross_attn.hook_q", "op": "scale", "factor": -1.0, "heads": [0]},
+         {"hook": "decoder.blocks.0.cross_attn.hook_pattern", "op": "scale", "factor": 0.5, "positions": [T - 2]}],
+        [{"hook": "decoder.blocks.0.hook_resid_mid2", "op": "add", "positions": [2, T - 1], "values": vals(2 * d)},
+         {"hook": "decoder.blocks.1.attn.hook_v", "op": "replace", "positions": [1], "heads": [0, 1], "values": vals(2 * dh)},
+         {"hook": "encoder.blocks.1.mlp.hook_pre", "op": "scale", "factor": 0.0, "positions": [0]},
+         {"hook": "decoder.blocks.0.hook_cross_attn_out", "op": "scale", "factor": 3.0}],
+    ]
+    if cfg.get("final_norm"):
+        cases.append([{"hook": "encoder.ln_final.hook_normalized", "op": "add", "values": vals(d)},
+                      {"hook": "decoder.ln_final.hook_normalized", "op": "add", "positions": [T - 1], "values": vals(d)}])
+    return cases
+
+
+def write_transformer_edits(name):
+    """Golden logits of the fixture's padded source and target under each intervention case."""
+    folder = os.path.join(OUT, name)
+    cfg, w = transformer_ref.load_model(folder)
+    _, meta = safetensors_io.load(os.path.join(folder, "golden-padded.safetensors"))
+    src, tgt = json.loads(meta["src"]), json.loads(meta["tgt"])
+    cases = transformer_edit_cases(cfg, torch.Generator().manual_seed(22), len(src), len(tgt))
+    out = {}
+    for i, case in enumerate(cases):
+        edits = {}
+        for e in case:
+            fn, prev = gpt2_ref.edit_fn(e, cfg["n_head"]), edits.get(e["hook"])
+            edits[e["hook"]] = (lambda t, m=None, fn=fn, prev=prev: fn(prev(t, m), m)) if prev else fn
+        out[f"case{i}.logits"] = transformer_ref.run(cfg, w, src, tgt, edits=edits)["logits"].to(torch.float32)
+    safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
+                        {"cases": json.dumps(cases), "src": json.dumps(src), "tgt": json.dumps(tgt)})
     print(f"{name}: {len(cases)} intervention cases")
 
 
@@ -392,6 +447,7 @@ def main():
     write_lens("gpt2-tiny-f16")
     for name, spec in TRANSFORMER_FIXTURES.items():
         write_transformer_fixture(name, spec)
+        write_transformer_edits(name)
 
 
 if __name__ == "__main__":

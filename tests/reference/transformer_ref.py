@@ -45,9 +45,11 @@ def positions(cfg, w, side):
 ACTS = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}
 
 
-def run(cfg, w, src, tgt, pad_id=None):
+def run(cfg, w, src, tgt, pad_id=None, edits=None):
     """Encode src and run the decoder over tgt (teacher forcing): {hook name: float64 tensor}.
-    Source positions holding pad_id (default: the config's pad_token_id) are masked as keys."""
+    Source positions holding pad_id (default: the config's pad_token_id) are masked as keys.
+    edits maps a hook name to a function of its tensor (and, for the attention matrices, the mask
+    [q, k]) returning the tensor later stages read, as gpt2_ref.run's do."""
     d, H = cfg["d_model"], cfg["n_head"]
     dh = d // H
     eps = cfg.get("layer_norm_eps", 1e-5)
@@ -59,6 +61,12 @@ def run(cfg, w, src, tgt, pad_id=None):
         pad_id = cfg.get("pad_token_id")
     S, T = len(src), len(tgt)
     hooks = {}
+    edits = edits or {}
+
+    def hook(name, t, mask=None):
+        t = edits[name](t.clone(), mask) if name in edits else t
+        hooks[name] = t
+        return t
 
     def ln(x, name, scale_hook):
         """LayerNorm, recording what it divides by (TransformerLens's hook_scale, [pos, 1])."""
@@ -74,74 +82,56 @@ def run(cfg, w, src, tgt, pad_id=None):
         q = (xq @ wi[:d].T + bi[:d]).reshape(-1, H, dh)
         k = (xkv @ wi[d:2 * d].T + bi[d:2 * d]).reshape(-1, H, dh)
         v = (xkv @ wi[2 * d:].T + bi[2 * d:]).reshape(-1, H, dh)
-        hooks[b + hk + ".hook_q"] = q
-        hooks[b + hk + ".hook_k"] = k
-        hooks[b + hk + ".hook_v"] = v
+        q, k, v = hook(b + hk + ".hook_q", q), hook(b + hk + ".hook_k", k), hook(b + hk + ".hook_v", v)
         scores = torch.einsum("qhc,khc->hqk", q, k) / math.sqrt(dh)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        hooks[b + hk + ".hook_attn_scores"] = scores
-        pattern = torch.softmax(scores, dim=-1)
-        hooks[b + hk + ".hook_pattern"] = pattern
-        z = torch.einsum("hqk,khc->qhc", pattern, v)
-        hooks[b + hk + ".hook_z"] = z
+        scores = hook(b + hk + ".hook_attn_scores", scores.masked_fill(~mask, float("-inf")), mask)
+        pattern = hook(b + hk + ".hook_pattern", torch.softmax(scores, dim=-1), mask)
+        z = hook(b + hk + ".hook_z", torch.einsum("hqk,khc->qhc", pattern, v))
         return linear(z.reshape(-1, d), name + ".out_proj")
 
     def ffn(b, x, p):
-        pre = linear(x, p + "linear1")
-        hooks[b + "mlp.hook_pre"] = pre
-        post = act(pre)
-        hooks[b + "mlp.hook_post"] = post
-        out = linear(post, p + "linear2")
-        hooks[b + "hook_mlp_out"] = out
-        return out
+        pre = hook(b + "mlp.hook_pre", linear(x, p + "linear1"))
+        post = hook(b + "mlp.hook_post", act(pre))
+        return linear(post, p + "linear2")
 
     def sublayer(b, x, norm, ln_hook, f, out_hook, resid_hook):
         """Add & Norm around f: post-LN x = LN(x + f(x)); pre-LN x = x + f(LN(x))."""
         scale_hook = b + ln_hook.replace("hook_normalized", "hook_scale")
         if pre_ln:
-            xn = ln(x, norm, scale_hook)
-            hooks[b + ln_hook] = xn
-            out = f(xn)
-            hooks[b + out_hook] = out
-            x = x + out
+            xn = hook(b + ln_hook, ln(x, norm, scale_hook))
+            x = x + hook(b + out_hook, f(xn))
         else:
-            out = f(x)
-            hooks[b + out_hook] = out
-            x = ln(x + out, norm, scale_hook)
-            hooks[b + ln_hook] = x
-        hooks[b + resid_hook] = x
-        return x
+            out = hook(b + out_hook, f(x))
+            x = hook(b + ln_hook, ln(x + out, norm, scale_hook))
+        return hook(b + resid_hook, x)
 
     src_embed = w["src_embed.weight"]
     tgt_embed = w["src_embed.weight"] if cfg.get("share_embeddings", False) else w["tgt_embed.weight"]
     valid = torch.tensor([i != pad_id for i in src]) if pad_id is not None else torch.ones(S, dtype=torch.bool)
 
     # encoder
-    hooks["encoder.hook_embed"] = src_embed[torch.tensor(src)] * scale
-    hooks["encoder.hook_pos_embed"] = positions(cfg, w, "src")[:S]
-    x = hooks["encoder.hook_embed"] + hooks["encoder.hook_pos_embed"]
+    x = hook("encoder.hook_embed", src_embed[torch.tensor(src)] * scale) + \
+        hook("encoder.hook_pos_embed", positions(cfg, w, "src")[:S])
     enc_mask = valid[None, :].expand(S, S)
     for l in range(cfg["n_encoder_layers"]):
         b, p = f"encoder.blocks.{l}.", f"encoder.layers.{l}."
-        hooks[b + "hook_resid_pre"] = x
+        x = hook(b + "hook_resid_pre", x)
         x = sublayer(b, x, p + "norm1", "ln1.hook_normalized",
                      lambda h: attention(b, "attn", h, h, p + "self_attn", enc_mask), "hook_attn_out", "hook_resid_mid")
         x = sublayer(b, x, p + "norm2", "ln2.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
                      "hook_resid_post")
     if final_norm:
-        x = ln(x, "encoder.norm", "encoder.ln_final.hook_scale")
-        hooks["encoder.ln_final.hook_normalized"] = x
+        x = hook("encoder.ln_final.hook_normalized", ln(x, "encoder.norm", "encoder.ln_final.hook_scale"))
     memory = x
 
     # decoder
-    hooks["decoder.hook_embed"] = tgt_embed[torch.tensor(tgt)] * scale
-    hooks["decoder.hook_pos_embed"] = positions(cfg, w, "tgt")[:T]
-    x = hooks["decoder.hook_embed"] + hooks["decoder.hook_pos_embed"]
+    x = hook("decoder.hook_embed", tgt_embed[torch.tensor(tgt)] * scale) + \
+        hook("decoder.hook_pos_embed", positions(cfg, w, "tgt")[:T])
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
     cross_mask = valid[None, :].expand(T, S)
     for l in range(cfg["n_decoder_layers"]):
         b, p = f"decoder.blocks.{l}.", f"decoder.layers.{l}."
-        hooks[b + "hook_resid_pre"] = x
+        x = hook(b + "hook_resid_pre", x)
         x = sublayer(b, x, p + "norm1", "ln1.hook_normalized",
                      lambda h: attention(b, "attn", h, h, p + "self_attn", causal), "hook_attn_out", "hook_resid_mid")
         x = sublayer(b, x, p + "norm2", "ln2.hook_normalized",
@@ -150,8 +140,7 @@ def run(cfg, w, src, tgt, pad_id=None):
         x = sublayer(b, x, p + "norm3", "ln3.hook_normalized", lambda h: ffn(b, h, p), "hook_mlp_out",
                      "hook_resid_post")
     if final_norm:
-        x = ln(x, "decoder.norm", "decoder.ln_final.hook_scale")
-        hooks["decoder.ln_final.hook_normalized"] = x
+        x = hook("decoder.ln_final.hook_normalized", ln(x, "decoder.norm", "decoder.ln_final.hook_scale"))
     if cfg.get("tie_output", True):
         logits = x @ tgt_embed.T
     else:
