@@ -346,7 +346,7 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
         mean /= d;
         float *x = s->tmp;
         for (int32_t i = 0; i < d; i++) x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + m->ln_f_b[i];
-        lt_gpt2_unembed(s, out + (size_t)l * m->n_vocab, x, 1);
+        m->ops->unembed(s, out + (size_t)l * m->n_vocab, x, 1);
     }
     return LT_OK;
 }

@@ -71,6 +71,7 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 /* ---------------------------------------------------------------- models */
 
 typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER } lt_family;
+typedef struct lt_family_ops lt_family_ops; /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
 /* A weight matrix in engine memory: f32, or 16-bit as the file stored it (exactly one of f and
@@ -101,20 +102,20 @@ typedef struct lt_gpt2_layer {
  * in_proj (q | k | v rows) and out_proj, transposed at load to [d_in, d_out] and packed into
  * column panels (kernels.h). */
 typedef struct lt_mha {
-    float *q_w;   /* (d_model, d_model) packed */
+    lt_mat q_w;   /* (d_model, d_model) packed */
     float *q_b;   /* (d_model) */
-    float *kv_w;  /* (d_model, 2 * d_model) packed: k | v along the output */
+    lt_mat kv_w;  /* (d_model, 2 * d_model) packed: k | v along the output */
     float *kv_b;  /* (2 * d_model) */
-    float *out_w; /* (d_model, d_model) packed */
+    lt_mat out_w; /* (d_model, d_model) packed */
     float *out_b; /* (d_model) */
 } lt_mha;
 
 typedef struct lt_ln { float *w, *b; /* (d_model) */ } lt_ln;
 
 typedef struct lt_ffn {
-    float *fc_w;   /* (d_model, d_mlp) packed */
+    lt_mat fc_w;   /* (d_model, d_mlp) packed */
     float *fc_b;   /* (d_mlp) */
-    float *proj_w; /* (d_mlp, d_model) packed */
+    lt_mat proj_w; /* (d_mlp, d_model) packed */
     float *proj_b; /* (d_model) */
 } lt_ffn;
 
@@ -177,6 +178,7 @@ int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, const char *key
 float *lt_loader_alloc(lt_loader *L, size_t n);
 
 struct lt_model {
+    const lt_family_ops *ops;
     lt_family family;
     /* n_layer: GPT blocks, or decoder layers; d_mlp: the FFN width; n_ctx: the maximum length
      * (of the source and of the target for encoder-decoder models); n_vocab: output tokens */
@@ -201,7 +203,7 @@ struct lt_model {
     float *src_embed;       /* (n_src_vocab, d_model) */
     float *tgt_embed;       /* (n_vocab, d_model): src_embed when shared */
     float *src_pos, *tgt_pos; /* (n_ctx, d_model): one sinusoid table, or two learned ones */
-    float *unembed;         /* (n_vocab, d_model): tgt_embed when tied, else generator.weight */
+    lt_mat unembed;         /* (n_vocab, d_model): tgt_embed when tied, else generator.weight */
     float *unembed_b;       /* (n_vocab) or NULL */
     lt_ln enc_norm, dec_norm; /* final norms, when final_norm */
     lt_enc_layer *enc;      /* (n_enc_layer) */
@@ -233,10 +235,30 @@ float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j);
 /* Every name lt_model_tensor knows, appended to b as a JSON array (weights.c). */
 void lt_weights_list(const lt_model *m, lt_buf *b);
 
-int32_t lt_gpt2_load(lt_model *m, const lt_json *config, const lt_st_file *st,
-                     const lt_model_params *params);
-int32_t lt_transformer_load(lt_model *m, const lt_json *config, const lt_st_file *st,
-                            const lt_model_params *params);
+/* A model family, chosen once at load by config.json's model_type (model.c's table): how to
+ * read its checkpoint, describe it, and run it. The session calls these and nothing else of the
+ * family; the family computes with the shared pieces (ops.c, kernels) and writes its hooks. */
+struct lt_family_ops {
+    const char *model_type;  /* config.json's model_type */
+    const char *config_keys; /* the config keys to check when a checkpoint has tensors left over */
+    /* Parse the config and take every weight (the loader refuses names, dtypes and shapes it
+     * does not expect); set m->hooks, n_hooks, hook_logits, max_layers and hook_present. */
+    int32_t (*load)(lt_model *m, const lt_json *config, const lt_st_file *st, const lt_model_params *params);
+    /* The description's members after "family" (lt_model_describe), each followed by a comma. */
+    void (*describe)(const lt_model *m, lt_buf *b);
+    /* Run n tokens after s->n_past (the decoder, for encoder-decoder models): fill the KV cache
+     * rows, the captures and s->logits. The session has validated everything and sized the
+     * buffers. */
+    void (*forward)(lt_session *s, const int32_t *ids, int32_t n);
+    /* The encoder over n source tokens (s->src_tokens, s->src_valid set), or NULL for
+     * decoder-only families. */
+    void (*encode)(lt_session *s, int32_t n);
+    /* out[rows, n_vocab] = the logits of final-norm rows x[rows, d_model] */
+    void (*unembed)(lt_session *s, float *out, const float *x, int32_t rows);
+};
+
+extern const lt_family_ops lt_gpt2_ops;
+extern const lt_family_ops lt_transformer_ops;
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -317,6 +339,18 @@ static inline size_t lt_widest_row(const lt_model *m) {
     return (size_t)(m->d_mlp > m->d_model ? m->d_mlp : m->d_model);
 }
 
+/* Shared compute (ops.c), threaded where the build has threads. out[n, d_out] = in @ w + bias
+ * for a matrix held as [d_in, d_out] panels (or 8-bit); lt_matmul_nt for one held as
+ * [d_out, d_in] rows (an unembedding). Scratch: the session's per-part panel and q8 buffers. */
+void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+               int32_t d_in, int32_t d_out);
+void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
+                  int32_t d_out);
+/* Scaled dot-product attention (kernels.h), split by heads; scratch: s->att_row. */
+struct lt_attn_dims;
+void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+                  const float *v, const struct lt_attn_dims *d);
+
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
 /* Apply the edits in force at (hook, layer) to n rows of x (row t at x + t * stride + col), the
@@ -330,7 +364,6 @@ bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer);
  * applied between the stages: scaled, masked scores -> edits -> softmax -> edits -> the weighted
  * sum of the values, a head and a query at a time in plain C, with s->att_row as scratch. Keys a
  * query does not see stay masked. scores, pattern: the captures [n_head, n_q, n_kv], or NULL. */
-struct lt_attn_dims;
 void lt_edited_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
                          const float *v, const struct lt_attn_dims *d, int32_t hook_scores, int32_t hook_pattern,
                          int32_t layer);
@@ -343,18 +376,7 @@ void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float
 void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,
                      int32_t stride, int32_t col, int32_t width);
 
-/* Run n tokens through the model, appending them after s->n_past: fills the KV cache rows,
- * the captures and s->logits. The caller has validated everything and sized the buffers. */
-void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n);
-/* out[rows, n_vocab] = the logits of final-norm rows x[rows, d_model] (each family's) */
-void lt_gpt2_unembed(lt_session *s, float *out, const float *x, int32_t rows);
-void lt_transformer_unembed(lt_session *s, float *out, const float *x, int32_t rows);
 /* A pass capturing "logits" hands its final-norm rows over for lt_session_tensor to unembed. */
 void lt_defer_logits(lt_session *s, const float *x, int32_t rows);
-/* The encoder over n source tokens (s->src_tokens, s->src_valid set): fills the cross-attention
- * keys and values and the encoder captures. */
-void lt_transformer_encode(lt_session *s, int32_t n);
-/* The decoder over n target tokens after s->n_past, as lt_gpt2_forward. */
-void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n);
 
 #endif

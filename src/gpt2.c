@@ -116,7 +116,7 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
     return m->tied ? lt_loader_same(L, "lm_head.weight", "wte.weight") : LT_OK;
 }
 
-int32_t lt_gpt2_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
+static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                      const lt_model_params *params) {
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
@@ -185,101 +185,16 @@ static void activate(const lt_model *m, float *x, int64_t n) {
     }
 }
 
-#ifdef LT_THREADS
-/* A matmul split across the thread pool by output columns, whole panels to a part: every column
- * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
-typedef struct {
-    lt_session *s;
-    float *out;
-    const float *in, *bias;
-    const lt_mat *w;
-    int32_t n, d_in, d_out;
-    bool nt; /* w is [d_out, d_in] (the unembedding) */
-} matmul_job;
-
-static void matmul_part(void *ctx, int32_t k, int32_t parts) {
-    const matmul_job *J = ctx;
-    const lt_model *m = J->s->model;
-    const int32_t panels = (J->d_out + LT_PANEL - 1) / LT_PANEL;
-    const int32_t j0 = (int32_t)((int64_t)panels * k / parts) * LT_PANEL;
-    int32_t j1 = (int32_t)((int64_t)panels * (k + 1) / parts) * LT_PANEL;
-    if (j1 > J->d_out) j1 = J->d_out;
-    if (j0 >= j1) return;
-    const size_t widest = lt_widest_row(m);
-    float *panel = J->s->panel + (size_t)k * LT_PANEL * widest;
-    int16_t *xq = J->s->q8_x + (size_t)k * widest;
-    float *xs = J->s->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
-    const lt_mat *w = J->w;
-    if (w->q) lt_q8_matmul_cols_simd(J->out, J->in, w->q, w->qs, J->bias, J->n, J->d_in, J->d_out, j0, j1, xq, xs);
-    else if (J->nt && w->f) lt_matmul_nt_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
-    else if (J->nt) lt_matmul_nt_h_cols_simd(J->out, J->in, w->h, w->kind, J->n, J->d_in, J->d_out, j0, j1, panel);
-    else if (w->f) lt_matmul_packed_cols_simd(J->out, J->in, w->f, J->bias, J->n, J->d_in, J->d_out, j0, j1);
-    else lt_matmul_packed_h_cols_simd(J->out, J->in, w->h, w->kind, J->bias, J->n, J->d_in, J->d_out, j0, j1, panel);
-}
-
-static bool matmul_split(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias,
-                         int32_t n, int32_t d_in, int32_t d_out, bool nt) {
-    if (!lt_par_worth((int64_t)n * d_in * d_out)) return false;
-    matmul_job job = {s, out, in, bias, w, n, d_in, d_out, nt};
-    lt_par_run(matmul_part, &job);
-    return true;
-}
-
-/* Attention split by heads; each part has its own row of scratch (s->att_row: parts x n_ctx). */
-typedef struct {
-    float *out, *scores, *pattern, *scratch;
-    const float *q, *k, *v;
-    const lt_attn_dims *d;
-    int32_t scratch_stride;
-} attention_job;
-
-static void attention_part(void *ctx, int32_t k, int32_t parts) {
-    const attention_job *J = ctx;
-    const int32_t h0 = J->d->n_head * k / parts, h1 = J->d->n_head * (k + 1) / parts;
-    if (h0 >= h1) return;
-    lt_attn_dims d = *J->d;
-    d.n_head = h1 - h0;
-    const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
-    lt_k_attention(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
-                   J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + off, J->v + off, &d,
-                   J->scratch + (size_t)k * J->scratch_stride);
-}
-#endif
-
-/* out[n, d_out] = in @ w + bias, whatever w is stored as */
+/* out[n, d_out] = in @ w + bias, whatever w is stored as (ops.c) */
 static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
-#ifdef LT_THREADS
-    if (matmul_split(s, out, in, w, bias, n, d_in, d_out, false)) return;
-#endif
-    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, s->q8_x, s->q8_s);
-    else if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
-    else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
+    lt_matmul(s, out, in, w, bias, n, d_in, d_out);
 }
 
 /* out[n, n_vocab] = in @ lm_head^T */
-void lt_gpt2_unembed(lt_session *s, float *out, const float *in, int32_t n) {
+static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
     const lt_model *m = s->model;
-#ifdef LT_THREADS
-    if (matmul_split(s, out, in, &m->lm_head, NULL, n, m->d_model, m->n_vocab, true)) return;
-#endif
-    if (m->lm_head.q)
-        lt_k_q8_matmul(out, in, m->lm_head.q, m->lm_head.qs, NULL, n, m->d_model, m->n_vocab, s->q8_x, s->q8_s);
-    else if (m->lm_head.f) lt_k_matmul_nt(out, in, m->lm_head.f, n, m->d_model, m->n_vocab);
-    else lt_k_matmul_nt_h(out, in, m->lm_head.h, m->lm_head.kind, n, m->d_model, m->n_vocab, s->panel);
-}
-
-/* scaled dot-product attention of one layer (kernels.h), split by heads in the threaded build */
-static void attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
-                      const float *v, const lt_attn_dims *d) {
-#ifdef LT_THREADS
-    if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
-        attention_job job = {out, scores, pattern, s->att_row, q, k, v, d, s->model->n_ctx};
-        lt_par_run(attention_part, &job);
-        return;
-    }
-#endif
-    lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
+    lt_matmul_nt(s, out, in, &m->lm_head, n, m->d_model, m->n_vocab);
 }
 
 /* A hook a pass writes row by row: the edits in force change it, then it is captured. */
@@ -289,7 +204,7 @@ static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int3
     lt_capture_rows(s, hook, layer, x, n, stride, col, width);
 }
 
-void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
+static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, p0 = s->n_past, n_kv = p0 + n;
     const size_t nd = (size_t)n * d;
@@ -350,7 +265,7 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
             lt_edited_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc,
                                 vc, &ad, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
         else
-            attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
+            lt_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
         hook_rows(s, LT_H_Z, l, z, n, d, 0, d, p0);
         matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
         hook_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d, p0);
@@ -380,5 +295,44 @@ void lt_gpt2_forward(lt_session *s, const int32_t *ids, int32_t n) {
     if (s->n_edits) lt_edit_rows_at(s, LT_H_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
     lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
     if (lt_capture(s, LT_H_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    lt_gpt2_unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
+    unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
 }
+
+/* How the weight matrices sit in memory: "F32", "F16", "BF16", "INT8" or "mixed". */
+static const char *in_memory(const lt_model *m) {
+    const char *seen = NULL;
+    for (int32_t l = -1; l < m->n_layer; l++) {
+        const lt_mat *mats[4] = {&m->wte, &m->lm_head, &m->wte, &m->wte};
+        if (l >= 0) {
+            const lt_gpt2_layer *y = &m->layers[l];
+            mats[0] = &y->qkv_w, mats[1] = &y->attn_proj_w, mats[2] = &y->fc_w, mats[3] = &y->mlp_proj_w;
+        }
+        for (int i = 0; i < 4; i++) {
+            const char *k = mats[i]->q ? "INT8" : mats[i]->f ? "F32" : mats[i]->kind == LT_H_F16 ? "F16" : "BF16";
+            if (seen && strcmp(seen, k)) return "mixed";
+            seen = k;
+        }
+    }
+    return seen;
+}
+
+static void describe(const lt_model *m, lt_buf *b) {
+    lt_buf_printf(b,
+                  "\"n_layer\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,"
+                  "\"d_mlp\":%d,\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
+                  "\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
+                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\",",
+                  m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
+                  m->act_name, (double)m->ln_eps, m->weights_dtype, m->tied ? "true" : "false",
+                  m->n_params, m->weight_bytes, in_memory(m));
+}
+
+const lt_family_ops lt_gpt2_ops = {
+    .model_type = "gpt2",
+    .config_keys = "n_layer? tie_word_embeddings?",
+    .load = load,
+    .describe = describe,
+    .forward = forward,
+    .encode = NULL,
+    .unembed = unembed,
+};

@@ -27,7 +27,7 @@ static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) {
  * does not have, such as the final norm of a post-LN encoder); counted at load. */
 static int32_t n_layers_of(const lt_model *m, int32_t hook) { return m->hook_layers[hook]; }
 
-static bool is_encoder_decoder(const lt_model *m) { return m->family == LT_FAMILY_TRANSFORMER; }
+static bool is_encoder_decoder(const lt_model *m) { return m->ops->encode != NULL; }
 
 int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out) {
     if (!out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "lt_session_init: out is NULL");
@@ -340,8 +340,7 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     invalidate_captures(s, false);
     /* keep the last logits: a pass whose numbers overflow is undone (see below) */
     memcpy(s->logits_backup, s->logits, (size_t)m->n_vocab * sizeof(float));
-    if (is_encoder_decoder(m)) lt_transformer_decode(s, ids, n);
-    else lt_gpt2_forward(s, ids, n);
+    m->ops->forward(s, ids, n);
     const char *bad = first_non_finite(s, n);
     if (bad) {
         /* finite but enormous weights can overflow f32: refuse rather than show garbage. Only
@@ -384,7 +383,7 @@ int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
         s->src_tokens[i] = ids[i];
         s->src_valid[i] = ids[i] != m->pad_id;
     }
-    lt_transformer_encode(s, n);
+    m->ops->encode(s, n);
     const size_t rows = (size_t)n * m->d_model;
     bool finite = all_finite(s->x, rows);
     for (int32_t l = 0; l < m->n_layer && finite; l++) {
@@ -449,8 +448,7 @@ int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
          * final-norm rows, exactly as the pass computes the last one */
         const int32_t rows = s->logits_pending;
         s->logits_pending = 0;
-        if (is_encoder_decoder(m)) lt_transformer_unembed(s, c->data, s->final_rows, rows);
-        else lt_gpt2_unembed(s, c->data, s->final_rows, rows);
+        m->ops->unembed(s, c->data, s->final_rows, rows);
         if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
             c->valid = false;
             return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "

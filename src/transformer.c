@@ -93,6 +93,15 @@ static int32_t take_ln(lt_loader *L, const char *prefix, size_t d, lt_ln *out) {
     return lt_take(L, name, d, 0, &out->b);
 }
 
+/* Rows [row0, row0 + n_rows) of an nn.Linear weight, packed, as a matrix the shared matmul takes. */
+static int32_t take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0, size_t n_rows,
+                           lt_mat *out) {
+    float *f = NULL;
+    int32_t rc = lt_take_linear(L, name, out_dim, in_dim, row0, n_rows, &f);
+    *out = (lt_mat){.f = f, .packed = true};
+    return rc;
+}
+
 /* nn.MultiheadAttention: in_proj_weight [3d, d] (q | k | v rows), out_proj [d, d]. */
 static int32_t take_mha(lt_loader *L, const char *prefix, size_t d, lt_mha *a) {
     char w[160], b[160], ow[160], ob[160];
@@ -102,9 +111,9 @@ static int32_t take_mha(lt_loader *L, const char *prefix, size_t d, lt_mha *a) {
     snprintf(ob, sizeof ob, "%s.out_proj.bias", prefix);
     float *bias;
     int32_t rc;
-    if ((rc = lt_take_linear(L, w, 3 * d, d, 0, d, &a->q_w)) ||
-        (rc = lt_take_linear(L, w, 3 * d, d, d, 2 * d, &a->kv_w)) || (rc = lt_take(L, b, 3 * d, 0, &bias)) ||
-        (rc = lt_take_linear(L, ow, d, d, 0, d, &a->out_w)) || (rc = lt_take(L, ob, d, 0, &a->out_b)))
+    if ((rc = take_linear(L, w, 3 * d, d, 0, d, &a->q_w)) ||
+        (rc = take_linear(L, w, 3 * d, d, d, 2 * d, &a->kv_w)) || (rc = lt_take(L, b, 3 * d, 0, &bias)) ||
+        (rc = take_linear(L, ow, d, d, 0, d, &a->out_w)) || (rc = lt_take(L, ob, d, 0, &a->out_b)))
         return rc;
     a->q_b = bias;
     a->kv_b = bias ? bias + d : NULL;
@@ -115,11 +124,11 @@ static int32_t take_ffn(lt_loader *L, const char *prefix, size_t d, size_t f, lt
     char name[160];
     int32_t rc;
     snprintf(name, sizeof name, "%s.linear1.weight", prefix);
-    if ((rc = lt_take_linear(L, name, f, d, 0, f, &out->fc_w))) return rc;
+    if ((rc = take_linear(L, name, f, d, 0, f, &out->fc_w))) return rc;
     snprintf(name, sizeof name, "%s.linear1.bias", prefix);
     if ((rc = lt_take(L, name, f, 0, &out->fc_b))) return rc;
     snprintf(name, sizeof name, "%s.linear2.weight", prefix);
-    if ((rc = lt_take_linear(L, name, d, f, 0, d, &out->proj_w))) return rc;
+    if ((rc = take_linear(L, name, d, f, 0, d, &out->proj_w))) return rc;
     snprintf(name, sizeof name, "%s.linear2.bias", prefix);
     return lt_take(L, name, d, 0, &out->proj_b);
 }
@@ -155,10 +164,12 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
                (rc = lt_take(L, "tgt_pos_embed.weight", ctx, d, &m->tgt_pos))) {
         return rc;
     }
-    m->unembed = m->tgt_embed;
+    m->unembed = (lt_mat){.f = m->tgt_embed};
     m->unembed_b = NULL;
     if (!m->tied) {
-        if ((rc = lt_take(L, "generator.weight", (size_t)m->n_vocab, d, &m->unembed))) return rc;
+        float *g = NULL;
+        if ((rc = lt_take(L, "generator.weight", (size_t)m->n_vocab, d, &g))) return rc;
+        m->unembed.f = g;
         if (lt_st_find(L->st, "generator.bias") &&
             (rc = lt_take(L, "generator.bias", (size_t)m->n_vocab, 0, &m->unembed_b)))
             return rc;
@@ -194,7 +205,7 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
     return LT_OK;
 }
 
-int32_t lt_transformer_load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
+static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                             const lt_model_params *params) {
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
@@ -256,7 +267,7 @@ static const sub_hooks ENC_ATTN = {LT_T_ENC_Q, LT_T_ENC_K, LT_T_ENC_V, LT_T_ENC_
 static const sub_hooks DEC_ATTN = {LT_T_DEC_Q, LT_T_DEC_K, LT_T_DEC_V, LT_T_DEC_SCORES, LT_T_DEC_PATTERN,
                                    LT_T_DEC_Z, NONE, NONE, LT_T_DEC_ATTN_OUT, LT_T_DEC_LN1, LT_T_DEC_RESID_MID,
                                    LT_T_DEC_LN1_SCALE};
-/* the cross-attention keys and values are captured by lt_transformer_encode */
+/* the cross-attention keys and values are captured by encode() */
 static const sub_hooks CROSS_ATTN = {LT_T_CROSS_Q, NONE, NONE, LT_T_CROSS_SCORES, LT_T_CROSS_PATTERN,
                                      LT_T_CROSS_Z, NONE, NONE, LT_T_CROSS_OUT, LT_T_DEC_LN2, LT_T_DEC_RESID_MID2,
                                      LT_T_DEC_LN2_SCALE};
@@ -312,9 +323,9 @@ static void attend(lt_session *s, const lt_mha *a, const sub_hooks *hk, int32_t 
         lt_edited_attention(s, s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad, hk->scores,
                             hk->pattern, l);
     else
-        lt_k_attention(s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad, s->att_row);
+        lt_attention(s, s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad);
     hook_rows(s, hk->z, l, s->z, ad->n_q, d, 0, d);
-    lt_k_matmul_packed(s->tmp, s->z, a->out_w, a->out_b, ad->n_q, d, d);
+    lt_matmul(s, s->tmp, s->z, &a->out_w, a->out_b, ad->n_q, d, d);
 }
 
 /* Self-attention of n rows, keys and values from `kc`/`vc` rows [0, n_kv) after writing the new
@@ -325,8 +336,8 @@ static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, cons
     const int32_t d = m->d_model;
     const float *in = sublayer_in(s, ln, hk, l, n);
     float *q = s->qkv, *kv = s->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
-    lt_k_matmul_packed(q, in, a->q_w, a->q_b, n, d, d);
-    lt_k_matmul_packed(kv, in, a->kv_w, a->kv_b, n, d, 2 * d);
+    lt_matmul(s, q, in, &a->q_w, a->q_b, n, d, d);
+    lt_matmul(s, kv, in, &a->kv_w, a->kv_b, n, d, 2 * d);
     hook_rows(s, hk->q, l, q, n, d, 0, d);
     hook_rows(s, hk->k, l, kv, n, 2 * d, 0, d);
     hook_rows(s, hk->v, l, kv, n, 2 * d, d, d);
@@ -355,11 +366,11 @@ static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks
     const lt_model *m = s->model;
     const int32_t d = m->d_model, dm = m->d_mlp;
     const float *in = sublayer_in(s, ln, hk, l, n);
-    lt_k_matmul_packed(s->h, in, f->fc_w, f->fc_b, n, d, dm);
+    lt_matmul(s, s->h, in, &f->fc_w, f->fc_b, n, d, dm);
     hook_rows(s, hk->pre, l, s->h, n, dm, 0, dm);
     activate(m, s->h, (int64_t)n * dm);
     hook_rows(s, hk->post, l, s->h, n, dm, 0, dm);
-    lt_k_matmul_packed(s->tmp, s->h, f->proj_w, f->proj_b, n, dm, d);
+    lt_matmul(s, s->tmp, s->h, &f->proj_w, f->proj_b, n, dm, d);
     sublayer_out(s, ln, hk, l, n);
 }
 
@@ -386,7 +397,7 @@ static void embed(lt_session *s, const float *table, const float *pos, const int
     lt_k_add(s->x, pe, (int64_t)nd);
 }
 
-void lt_transformer_encode(lt_session *s, int32_t n) {
+static void encode(lt_session *s, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model;
     embed(s, m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
@@ -405,7 +416,7 @@ void lt_transformer_encode(lt_session *s, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_mha *a = &m->dec[l].cross;
         float *kv = s->qkv; /* [n, 2d] */
-        lt_k_matmul_packed(kv, s->x, a->kv_w, a->kv_b, n, d, 2 * d);
+        lt_matmul(s, kv, s->x, &a->kv_w, a->kv_b, n, d, 2 * d);
         float *kc = s->cross_k + (size_t)l * m->n_ctx * d, *vc = s->cross_v + (size_t)l * m->n_ctx * d;
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)t * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
@@ -416,7 +427,9 @@ void lt_transformer_encode(lt_session *s, int32_t n) {
     }
 }
 
-void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
+static void unembed(lt_session *s, float *out, const float *x, int32_t rows);
+
+static void decode(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, p0 = s->n_past;
     embed(s, m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
@@ -430,7 +443,7 @@ void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
         self_attention(s, &y->attn, &y->ln1, &DEC_ATTN, l, n, s->k_cache + at, s->v_cache + at, p0, true);
         /* cross-attention: queries from the decoder, keys and values from the encoder output */
         const float *in = sublayer_in(s, &y->ln2, &CROSS_ATTN, l, n);
-        lt_k_matmul_packed(s->qkv, in, y->cross.q_w, y->cross.q_b, n, d, d);
+        lt_matmul(s, s->qkv, in, &y->cross.q_w, y->cross.q_b, n, d, d);
         hook_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
         attend(s, &y->cross, &CROSS_ATTN, l, s->qkv, s->cross_k + at, s->cross_v + at, &cross);
         sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
@@ -448,12 +461,39 @@ void lt_transformer_decode(lt_session *s, const int32_t *ids, int32_t n) {
         lt_capture_rows(s, LT_T_DEC_LN_FINAL, 0, s->x, n, d, 0, d);
     }
     if (lt_capture(s, LT_T_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    lt_transformer_unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
+    unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
 }
 
-void lt_transformer_unembed(lt_session *s, float *out, const float *x, int32_t rows) {
+static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
     const lt_model *m = s->model;
-    lt_k_matmul_nt(out, x, m->unembed, rows, m->d_model, m->n_vocab);
+    lt_matmul_nt(s, out, x, &m->unembed, rows, m->d_model, m->n_vocab);
     if (m->unembed_b)
         for (int32_t r = 0; r < rows; r++) lt_k_add(out + (size_t)r * m->n_vocab, m->unembed_b, m->n_vocab);
 }
+
+static void describe(const lt_model *m, lt_buf *b) {
+    lt_buf_printf(b,
+                  "\"n_layer\":%d,\"n_encoder_layers\":%d,"
+                  "\"n_decoder_layers\":%d,\"n_head\":%d,\"d_model\":%d,\"d_head\":%d,\"d_mlp\":%d,"
+                  "\"n_vocab\":%d,\"n_src_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
+                  "\"norm\":\"%s\",\"final_norm\":%s,\"positions\":\"%s\",\"shared_embeddings\":%s,"
+                  "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
+                  "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
+                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"F32\",",
+                  m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
+                  m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
+                  m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
+                  m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
+                  m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
+                  m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes);
+}
+
+const lt_family_ops lt_transformer_ops = {
+    .model_type = "transformer",
+    .config_keys = "n_encoder_layers? n_decoder_layers? tie_output? final_norm?",
+    .load = load,
+    .describe = describe,
+    .forward = decode,
+    .encode = encode,
+    .unembed = unembed,
+};

@@ -42,19 +42,6 @@ float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
     return a->f ? a->f[k] : lt_half_to_f32(a->h[k], a->kind);
 }
 
-static lt_mat packed_f32(const float *p) {
-    lt_mat a = {0};
-    a.f = p;
-    a.packed = true;
-    return a;
-}
-
-static lt_mat rows_f32(const float *p) {
-    lt_mat a = {0};
-    a.f = p;
-    return a;
-}
-
 static view vec(const float *p, int32_t n) { return (view){LAY_DIRECT, p, {0}, 0, 0, 1, {n, 0, 0}}; }
 static view table(const float *p, int32_t rows, int32_t cols) {
     return (view){LAY_DIRECT, p, {0}, 0, 0, 2, {rows, cols, 0}};
@@ -149,8 +136,7 @@ static bool gpt2_view(const lt_model *m, const char *name, view *v) {
 static bool mha_view(const lt_model *m, const char *rest, const lt_mha *a, view *v) {
     const size_t d = (size_t)m->d_model;
     /* q_w holds W_Q, kv_w holds W_K | W_V along its outputs */
-    return attn_view(m, rest, packed_f32(a->q_w), packed_f32(a->kv_w), 0, d, a->q_b, a->kv_b, a->kv_b + d,
-                     packed_f32(a->out_w), a->out_b, v);
+    return attn_view(m, rest, a->q_w, a->kv_w, 0, d, a->q_b, a->kv_b, a->kv_b + d, a->out_w, a->out_b, v);
 }
 
 static bool transformer_view(const lt_model *m, const char *name, view *v) {
@@ -158,7 +144,7 @@ static bool transformer_view(const lt_model *m, const char *name, view *v) {
     const char *rest;
     const bool enc = !strncmp(name, "encoder.", 8), dec = !strncmp(name, "decoder.", 8);
     if (!strcmp(name, "W_U")) {
-        *v = in_out(rows_f32(m->unembed), m->d_model, m->n_vocab);
+        *v = in_out(m->unembed, m->d_model, m->n_vocab);
         return true;
     }
     if (!strcmp(name, "b_U")) {
@@ -175,7 +161,7 @@ static bool transformer_view(const lt_model *m, const char *name, view *v) {
         if (ln_view(m, rest, "ln1", &y->ln1, v) || ln_view(m, rest, "ln2", &y->ln2, v)) return true;
         if (!strncmp(rest, "attn.", 5)) return mha_view(m, rest + 5, &y->attn, v);
         if (!strncmp(rest, "mlp.", 4))
-            return mlp_view(m, rest + 4, packed_f32(y->ffn.fc_w), y->ffn.fc_b, packed_f32(y->ffn.proj_w), y->ffn.proj_b, v);
+            return mlp_view(m, rest + 4, y->ffn.fc_w, y->ffn.fc_b, y->ffn.proj_w, y->ffn.proj_b, v);
         return false;
     } else if (dec && block_of(s, m->n_layer, &l, &rest)) {
         const lt_dec_layer *y = &m->dec[l];
@@ -185,7 +171,7 @@ static bool transformer_view(const lt_model *m, const char *name, view *v) {
         if (!strncmp(rest, "attn.", 5)) return mha_view(m, rest + 5, &y->attn, v);
         if (!strncmp(rest, "cross_attn.", 11)) return mha_view(m, rest + 11, &y->cross, v);
         if (!strncmp(rest, "mlp.", 4))
-            return mlp_view(m, rest + 4, packed_f32(y->ffn.fc_w), y->ffn.fc_b, packed_f32(y->ffn.proj_w), y->ffn.proj_b, v);
+            return mlp_view(m, rest + 4, y->ffn.fc_w, y->ffn.fc_b, y->ffn.proj_w, y->ffn.proj_b, v);
         return false;
     } else return false;
     return true;

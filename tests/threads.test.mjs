@@ -1,7 +1,8 @@
 // The threaded build (web/lantern-threads.wasm: matmuls split by output panels and attention by
 // heads across helper workers on a shared memory) gives the strict build's numbers bit for bit:
 // every hook of every fixture, each weight precision, step-wise decoding, a shipped model at the
-// default split threshold, and the encoder-decoder family (which runs on one thread).
+// default split threshold, and the encoder-decoder family (split the same way, through the shared
+// matmul and attention of src/ops.c).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -95,7 +96,9 @@ test('threads: a shipped model at the default split threshold decodes the strict
   assert.deepEqual(a.pattern, b.pattern);
 });
 
-test('threads: the encoder-decoder family gives the strict build\'s numbers', async () => {
+test('threads: the encoder-decoder family, split across threads, gives the strict build\'s numbers', async () => {
+  await helpersRunning(T, 2);
+  T.wasm.lt_par_config(3, 0); // split every matmul and attention, however small
   for (const name of ['transformer-tiny', 'transformer-odd']) {
     const { metadata } = readSafetensors(`${FIXTURES}${name}/golden.safetensors`);
     const run = (L) => {

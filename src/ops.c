@@ -1,0 +1,101 @@
+/* The compute every family shares, below them all: a matmul over any stored weight kind (f32,
+ * 16-bit, 8-bit; packed panels or [d_out, d_in] rows) and scaled dot-product attention, each
+ * split across the thread pool in the threaded build (parallel.h) with every output computed
+ * exactly as the single-thread kernel computes it. */
+#include "engine.h"
+#include "kernels/kernels.h"
+#include "parallel.h"
+
+#ifdef LT_THREADS
+/* A matmul split across the thread pool by output columns, whole panels to a part: every column
+ * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
+typedef struct {
+    lt_session *s;
+    float *out;
+    const float *in, *bias;
+    const lt_mat *w;
+    int32_t n, d_in, d_out;
+    bool nt; /* w is [d_out, d_in] (the unembedding) */
+} matmul_job;
+
+static void matmul_part(void *ctx, int32_t k, int32_t parts) {
+    const matmul_job *J = ctx;
+    const lt_model *m = J->s->model;
+    const int32_t panels = (J->d_out + LT_PANEL - 1) / LT_PANEL;
+    const int32_t j0 = (int32_t)((int64_t)panels * k / parts) * LT_PANEL;
+    int32_t j1 = (int32_t)((int64_t)panels * (k + 1) / parts) * LT_PANEL;
+    if (j1 > J->d_out) j1 = J->d_out;
+    if (j0 >= j1) return;
+    const size_t widest = lt_widest_row(m);
+    float *panel = J->s->panel + (size_t)k * LT_PANEL * widest;
+    int16_t *xq = J->s->q8_x + (size_t)k * widest;
+    float *xs = J->s->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
+    const lt_mat *w = J->w;
+    if (w->q) lt_q8_matmul_cols_simd(J->out, J->in, w->q, w->qs, J->bias, J->n, J->d_in, J->d_out, j0, j1, xq, xs);
+    else if (J->nt && w->f) lt_matmul_nt_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
+    else if (J->nt) lt_matmul_nt_h_cols_simd(J->out, J->in, w->h, w->kind, J->n, J->d_in, J->d_out, j0, j1, panel);
+    else if (w->f) lt_matmul_packed_cols_simd(J->out, J->in, w->f, J->bias, J->n, J->d_in, J->d_out, j0, j1);
+    else lt_matmul_packed_h_cols_simd(J->out, J->in, w->h, w->kind, J->bias, J->n, J->d_in, J->d_out, j0, j1, panel);
+}
+
+static bool matmul_split(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias,
+                         int32_t n, int32_t d_in, int32_t d_out, bool nt) {
+    if (!lt_par_worth((int64_t)n * d_in * d_out)) return false;
+    matmul_job job = {s, out, in, bias, w, n, d_in, d_out, nt};
+    lt_par_run(matmul_part, &job);
+    return true;
+}
+
+/* Attention split by heads; each part has its own row of scratch (s->att_row: parts x n_ctx). */
+typedef struct {
+    float *out, *scores, *pattern, *scratch;
+    const float *q, *k, *v;
+    const lt_attn_dims *d;
+    int32_t scratch_stride;
+} attention_job;
+
+static void attention_part(void *ctx, int32_t k, int32_t parts) {
+    const attention_job *J = ctx;
+    const int32_t h0 = J->d->n_head * k / parts, h1 = J->d->n_head * (k + 1) / parts;
+    if (h0 >= h1) return;
+    lt_attn_dims d = *J->d;
+    d.n_head = h1 - h0;
+    const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
+    lt_k_attention(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
+                   J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + off, J->v + off, &d,
+                   J->scratch + (size_t)k * J->scratch_stride);
+}
+#endif
+
+/* out[n, d_out] = in @ w + bias, whatever w is stored as */
+void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+               int32_t d_in, int32_t d_out) {
+#ifdef LT_THREADS
+    if (matmul_split(s, out, in, w, bias, n, d_in, d_out, false)) return;
+#endif
+    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, s->q8_x, s->q8_s);
+    else if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
+    else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
+}
+
+void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
+                  int32_t d_out) {
+#ifdef LT_THREADS
+    if (matmul_split(s, out, in, w, NULL, n, d_in, d_out, true)) return;
+#endif
+    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, NULL, n, d_in, d_out, s->q8_x, s->q8_s);
+    else if (w->f) lt_k_matmul_nt(out, in, w->f, n, d_in, d_out);
+    else lt_k_matmul_nt_h(out, in, w->h, w->kind, n, d_in, d_out, s->panel);
+}
+
+void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+                  const float *v, const lt_attn_dims *d) {
+#ifdef LT_THREADS
+    if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
+        attention_job job = {out, scores, pattern, s->att_row, q, k, v, d, s->model->n_ctx};
+        lt_par_run(attention_part, &job);
+        return;
+    }
+#endif
+    lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
+}
