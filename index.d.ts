@@ -70,9 +70,10 @@ export class Lantern {
   close(): void;
 }
 
-/** What the engine read: model.info. Encoder-decoder models add the optional members. */
+/** What the engine read: model.info. Encoder-decoder and Llama-style models add the optional members. */
 export interface ModelInfo {
-  family: 'gpt2' | 'transformer';
+  /** config.json's model_type: 'llama', 'qwen2' and 'mistral' are the Llama-style family. */
+  family: 'gpt2' | 'transformer' | 'llama' | 'qwen2' | 'mistral';
   n_layer: number;
   n_head: number;
   d_model: number;
@@ -91,10 +92,15 @@ export interface ModelInfo {
   model_tensors: string[];
   /** What loading let pass (the unused tensors allowUnused ignored). */
   warnings: string[];
+  /** Llama-style: key-value heads (grouped-query attention). */
+  n_kv_head?: number;
+  /** Llama-style: the rotary embedding's base. */
+  rope_theta?: number;
   n_encoder_layers?: number;
   n_decoder_layers?: number;
   n_src_vocab?: number;
-  norm?: 'pre' | 'post';
+  /** Encoder-decoder: where Add & Norm normalises; Llama-style: 'rms' (RMSNorm). */
+  norm?: 'pre' | 'post' | 'rms';
   final_norm?: boolean;
   positions?: 'sinusoidal' | 'learned';
   shared_embeddings?: boolean;

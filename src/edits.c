@@ -98,6 +98,8 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
                        "stages, and nothing reads the logits: edit ln_final.hook_normalized instead)", name);
     const lt_hook_def *d = &m->hooks[hook];
     const bool per_head = d->ndim == 3, keys = keyed(m, hook);
+    /* the heads of this hook: key-value heads for grouped-query keys and values */
+    const int32_t all_heads = per_head && !keys && d->dims[1] == LT_DIM_KV_HEAD ? m->n_kv_head : m->n_head;
     const int32_t unit = keys       ? m->n_ctx
                          : per_head ? m->d_head
                          : d->dims[d->ndim - 1] == LT_DIM_D_MLP ? m->d_mlp : m->d_model;
@@ -110,10 +112,10 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     if (!per_head && edit->n_heads)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: this hook has no head dimension to select", name);
     if ((rc = check_list(edit->positions, edit->n_positions, m->n_ctx, "position", name)) ||
-        (rc = check_list(edit->heads, edit->n_heads, m->n_head, "head", name)) ||
+        (rc = check_list(edit->heads, edit->n_heads, all_heads, "head", name)) ||
         (rc = check_list(edit->dims, edit->n_dims, unit, keys ? "key position" : "dimension", name)))
         return rc;
-    const int32_t row = edit->n_dims ? edit->n_dims : unit, heads = per_head ? (edit->n_heads ? edit->n_heads : m->n_head) : 1;
+    const int32_t row = edit->n_dims ? edit->n_dims : unit, heads = per_head ? (edit->n_heads ? edit->n_heads : all_heads) : 1;
     const bool needs_values = edit->op == LT_EDIT_ADD || edit->op == LT_EDIT_REPLACE || edit->op == LT_EDIT_MEAN;
     if (needs_values && keys && !edit->n_dims)
         return lt_fail(LT_ERR_INVALID_ARGUMENT,
@@ -135,7 +137,7 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     } else if (edit->n_values) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit of %.100s: zero and scale take no values", name);
     }
-    lt_edit_rec e = {hook, layer, edit->op, per_head, keys, at_encode(m, hook), unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
+    lt_edit_rec e = {hook, layer, edit->op, per_head, keys, at_encode(m, hook), all_heads, unit, edit->factor, NULL, needs_values ? edit->n_values : 0, NULL,
                      edit->n_positions, NULL, per_head ? edit->n_heads : 0, NULL, edit->n_dims};
     e.values = malloc((size_t)(e.n_values ? e.n_values : 1) * sizeof(float));
     e.positions = copy_ints(edit->positions, e.n_positions);
@@ -208,11 +210,10 @@ static void edit_span(const lt_edit_rec *e, float *x, const float *values) {
 
 void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                      int32_t p0) {
-    const int32_t n_head = s->model->n_head;
     for (int32_t i = 0; i < s->n_edits; i++) {
         const lt_edit_rec *e = &s->edits[i];
         if (e->hook != hook || e->layer != layer || e->keys) continue;
-        const int32_t heads = e->per_head ? (e->n_heads ? e->n_heads : n_head) : 1;
+        const int32_t heads = e->per_head ? (e->n_heads ? e->n_heads : e->all_heads) : 1;
         const int32_t row = e->n_dims ? e->n_dims : e->unit;
         for (int32_t t = 0; t < n; t++) {
             const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, p0 + t) : 0;

@@ -14,7 +14,7 @@
  * KEY_POS all positions so far (the keys those rows attended to), SRC_POS the positions of the
  * encoded source (encoder-decoder models). */
 typedef enum { LT_DIM_POS, LT_DIM_KEY_POS, LT_DIM_HEAD, LT_DIM_D_HEAD, LT_DIM_D_MODEL,
-               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_SRC_POS, LT_DIM_ONE, LT_DIM_COUNT } lt_dim;
+               LT_DIM_D_MLP, LT_DIM_D_VOCAB, LT_DIM_SRC_POS, LT_DIM_ONE, LT_DIM_KV_HEAD, LT_DIM_COUNT } lt_dim;
 
 /* When a hook is written: by every forward pass or step (of the decoder, for encoder-decoder
  * models), or once per source by lt_session_encode. */
@@ -57,6 +57,17 @@ typedef enum {
 } lt_transformer_hook;
 
 extern const lt_hook_def lt_transformer_hooks[LT_T_COUNT];
+
+/* The hooks of the Llama-style family (Llama, Qwen2, Mistral), in the order a pass reaches them. */
+typedef enum {
+    LT_L_EMBED, LT_L_RESID_PRE, LT_L_LN1_SCALE, LT_L_LN1, LT_L_Q, LT_L_K, LT_L_V, LT_L_ROT_Q, LT_L_ROT_K,
+    LT_L_ATTN_SCORES, LT_L_PATTERN, LT_L_Z, LT_L_ATTN_OUT, LT_L_RESID_MID, LT_L_LN2_SCALE, LT_L_LN2,
+    LT_L_MLP_PRE, LT_L_MLP_PRE_LINEAR, LT_L_MLP_POST, LT_L_MLP_OUT, LT_L_RESID_POST, LT_L_LN_FINAL_SCALE,
+    LT_L_LN_FINAL, LT_L_LOGITS,
+    LT_L_COUNT
+} lt_llama_hook;
+
+extern const lt_hook_def lt_llama_hooks[LT_L_COUNT];
 extern const char *const lt_dim_names[LT_DIM_COUNT];
 
 bool lt_hook_per_layer(const lt_hook_def *h);
@@ -70,7 +81,7 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 
 /* ---------------------------------------------------------------- models */
 
-typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER } lt_family;
+typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER, LT_FAMILY_LLAMA } lt_family;
 typedef struct lt_family_ops lt_family_ops; /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
@@ -97,6 +108,17 @@ typedef struct lt_gpt2_layer {
     lt_mat mlp_proj_w;    /* (d_mlp, d_model) */
     float *mlp_proj_b;    /* (d_model) */
 } lt_gpt2_layer;
+
+/* A Llama-style block: nn.Linear weights as stored, [d_out, d_in] rows (for lt_matmul_nt). */
+typedef struct lt_llama_layer {
+    float *ln1_w;                 /* (d_model) input_layernorm (RMSNorm: no bias) */
+    lt_mat q_w, k_w, v_w;         /* (n_head * d_head | n_kv_head * d_head, d_model) */
+    float *q_b, *k_b, *v_b, *o_b; /* biases where the model has them (Qwen2: q, k, v), else NULL */
+    lt_mat o_w;                   /* (d_model, n_head * d_head) */
+    float *ln2_w;                 /* (d_model) post_attention_layernorm */
+    lt_mat gate_w, up_w;          /* (d_mlp, d_model) */
+    lt_mat down_w;                /* (d_model, d_mlp) */
+} lt_llama_layer;
 
 /* Multi-head attention of the encoder-decoder family, from nn.MultiheadAttention's
  * in_proj (q | k | v rows) and out_proj, transposed at load to [d_in, d_out] and packed into
@@ -196,6 +218,14 @@ struct lt_model {
     lt_mat lm_head;      /* (n_vocab, d_model): wte when tied, else lm_head.weight */
     lt_gpt2_layer *layers; /* (n_layer) */
 
+    /* Llama-style family (wte, lm_head, ln_f_w above; ln_f_b NULL) */
+    int32_t n_kv_head;      /* key-value heads (grouped-query attention); n_head elsewhere */
+    bool rms_norm;          /* norms are RMSNorm: hook_scale is sqrt(mean(x^2) + eps) */
+    int32_t h_width;        /* floats per row of the hidden-layer scratch: d_mlp, or 2 d_mlp when gated */
+    float rope_theta;
+    float *rope_cos, *rope_sin; /* (n_ctx, d_head / 2) the rotary angles' cosines and sines */
+    lt_llama_layer *llama;  /* (n_layer) */
+
     /* encoder-decoder family */
     int32_t n_enc_layer, n_src_vocab, pad_id, bos_id, eos_id; /* ids: -1 when not configured */
     bool pre_ln, final_norm, sinusoidal, shared_embed;
@@ -259,6 +289,7 @@ struct lt_family_ops {
 
 extern const lt_family_ops lt_gpt2_ops;
 extern const lt_family_ops lt_transformer_ops;
+extern const lt_family_ops lt_llama_ops, lt_qwen2_ops, lt_mistral_ops;
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -277,6 +308,7 @@ typedef struct lt_edit_rec {
     bool per_head;  /* the hook is [pos, head, d_head]: heads select column blocks */
     bool keys;      /* the hook is an attention matrix [head, q_pos, k_pos]: dims are key positions */
     bool encode;    /* the hook is written when a source is encoded: positions are source positions */
+    int32_t all_heads; /* the hook's heads: n_head, or n_kv_head for grouped-query keys and values */
     int32_t unit;   /* the width dims index: d_head, d_mlp, d_model, or n_ctx for keys */
     float factor;
     float *values; /* (n_values): one row of the selected dimensions, or one per position and head */
@@ -346,6 +378,9 @@ void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, cons
                int32_t d_in, int32_t d_out);
 void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
                   int32_t d_out);
+/* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
+ * in any stored kind, as f32. */
+void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
 /* Scaled dot-product attention (kernels.h), split by heads; scratch: s->att_row. */
 struct lt_attn_dims;
 void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,

@@ -118,6 +118,7 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
 
 static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                      const lt_model_params *params) {
+    m->family = LT_FAMILY_GPT2;
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
     if (!m->tied && !lt_st_find(st, "lm_head.weight"))
@@ -211,20 +212,7 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     float *x = s->x, *xn = s->xn, *qkv = s->qkv, *z = s->z, *tmp = s->tmp, *h = s->h;
 
     /* embeddings: x = wte[id] + wpe[pos] */
-    for (int32_t t = 0; t < n; t++) {
-        float *xr = x + (size_t)t * d;
-        if (m->wte.q) {
-            const int8_t *te = m->wte.q + (size_t)ids[t] * d;
-            const float *sc = m->wte.qs + (size_t)ids[t] * (d / LT_Q8_BLOCK);
-            for (int32_t i = 0; i < d; i++) xr[i] = (float)te[i] * sc[i / LT_Q8_BLOCK];
-        } else if (m->wte.f) {
-            const float *te = m->wte.f + (size_t)ids[t] * d;
-            for (int32_t i = 0; i < d; i++) xr[i] = te[i];
-        } else {
-            const uint16_t *te = m->wte.h + (size_t)ids[t] * d;
-            for (int32_t i = 0; i < d; i++) xr[i] = lt_half_to_f32(te[i], m->wte.kind);
-        }
-    }
+    lt_embed_rows(x, &m->wte, ids, n, d);
     hook_rows(s, LT_H_EMBED, 0, x, n, d, 0, d, p0);
     const float *pe = m->wpe + (size_t)p0 * d;
     if (s->n_edits) { /* the position rows are the model's: edit a copy */

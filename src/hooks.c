@@ -7,7 +7,7 @@
 #include <string.h>
 
 const char *const lt_dim_names[LT_DIM_COUNT] = {"pos", "key_pos", "head", "d_head",
-                                                "d_model", "d_mlp", "d_vocab", "src_pos", "1"};
+                                                "d_model", "d_mlp", "d_vocab", "src_pos", "1", "kv_head"};
 
 #define D1(a) 1, {LT_DIM_##a}
 #define D2(a, b) 2, {LT_DIM_##a, LT_DIM_##b}
@@ -50,6 +50,48 @@ const lt_hook_def lt_gpt2_hooks[LT_H_GPT2_COUNT] = {
     [LT_H_LN_FINAL] = {"ln_final.hook_normalized", D2(POS, D_MODEL),
                        "final LayerNorm, after its weight and bias", PASS},
     [LT_H_LOGITS] = {"logits", D2(POS, D_VOCAB), "unnormalised next-token scores of every position", PASS},
+};
+
+/* Llama-style models, with TransformerLens's names: keys and values (and rotated keys) have one
+ * head per key-value head; hook_q and hook_k are before the rotary embedding, hook_rot_q and
+ * hook_rot_k after it; the MLP is gated: hook_pre is the gate before SiLU, hook_pre_linear the
+ * up projection, hook_post their product. */
+const lt_hook_def lt_llama_hooks[LT_L_COUNT] = {
+    [LT_L_EMBED] = {"hook_embed", D2(POS, D_MODEL), "token embeddings embed_tokens[token]", PASS},
+    [LT_L_RESID_PRE] = {"blocks.{l}.hook_resid_pre", D2(POS, D_MODEL), "residual stream entering the block", PASS},
+    [LT_L_LN1_SCALE] = {"blocks.{l}.ln1.hook_scale", D2(POS, ONE),
+                        "what RMSNorm before attention divides by: sqrt(mean(x^2) + eps) of resid_pre", PASS},
+    [LT_L_LN1] = {"blocks.{l}.ln1.hook_normalized", D2(POS, D_MODEL), "RMSNorm before attention, after its weight",
+                  PASS},
+    [LT_L_Q] = {"blocks.{l}.attn.hook_q", D3(POS, HEAD, D_HEAD), "queries, before the rotary embedding", PASS},
+    [LT_L_K] = {"blocks.{l}.attn.hook_k", D3(POS, KV_HEAD, D_HEAD),
+                "keys of the new positions, one per key-value head, before the rotary embedding", PASS},
+    [LT_L_V] = {"blocks.{l}.attn.hook_v", D3(POS, KV_HEAD, D_HEAD),
+                "values of the new positions, one per key-value head", PASS},
+    [LT_L_ROT_Q] = {"blocks.{l}.attn.hook_rot_q", D3(POS, HEAD, D_HEAD), "queries rotated by their position", PASS},
+    [LT_L_ROT_K] = {"blocks.{l}.attn.hook_rot_k", D3(POS, KV_HEAD, D_HEAD), "keys rotated by their position", PASS},
+    [LT_L_ATTN_SCORES] = {"blocks.{l}.attn.hook_attn_scores", D3(HEAD, POS, KEY_POS),
+                          "rotated q.k / sqrt(d_head) with the causal mask: -inf above the diagonal", PASS},
+    [LT_L_PATTERN] = {"blocks.{l}.attn.hook_pattern", D3(HEAD, POS, KEY_POS),
+                      "attention weights: softmax of the scores over keys", PASS},
+    [LT_L_Z] = {"blocks.{l}.attn.hook_z", D3(POS, HEAD, D_HEAD), "attention-weighted sum of values, per head", PASS},
+    [LT_L_ATTN_OUT] = {"blocks.{l}.hook_attn_out", D2(POS, D_MODEL), "attention output after o_proj", PASS},
+    [LT_L_RESID_MID] = {"blocks.{l}.hook_resid_mid", D2(POS, D_MODEL), "residual stream after attention is added",
+                        PASS},
+    [LT_L_LN2_SCALE] = {"blocks.{l}.ln2.hook_scale", D2(POS, ONE),
+                        "what RMSNorm before the MLP divides by: sqrt(mean(x^2) + eps) of resid_mid", PASS},
+    [LT_L_LN2] = {"blocks.{l}.ln2.hook_normalized", D2(POS, D_MODEL), "RMSNorm before the MLP, after its weight",
+                  PASS},
+    [LT_L_MLP_PRE] = {"blocks.{l}.mlp.hook_pre", D2(POS, D_MLP), "the gate projection, before SiLU", PASS},
+    [LT_L_MLP_PRE_LINEAR] = {"blocks.{l}.mlp.hook_pre_linear", D2(POS, D_MLP), "the up projection", PASS},
+    [LT_L_MLP_POST] = {"blocks.{l}.mlp.hook_post", D2(POS, D_MLP), "SiLU(gate) times up: the down projection's input",
+                       PASS},
+    [LT_L_MLP_OUT] = {"blocks.{l}.hook_mlp_out", D2(POS, D_MODEL), "MLP output", PASS},
+    [LT_L_RESID_POST] = {"blocks.{l}.hook_resid_post", D2(POS, D_MODEL), "residual stream leaving the block", PASS},
+    [LT_L_LN_FINAL_SCALE] = {"ln_final.hook_scale", D2(POS, ONE),
+                             "what the final RMSNorm divides by: sqrt(mean(x^2) + eps) of the last resid_post", PASS},
+    [LT_L_LN_FINAL] = {"ln_final.hook_normalized", D2(POS, D_MODEL), "final RMSNorm, after its weight", PASS},
+    [LT_L_LOGITS] = {"logits", D2(POS, D_VOCAB), "unnormalised next-token scores of every position", PASS},
 };
 
 /* Encoder-decoder models. "Add & Norm" differs between the two variants: post-LN (the original

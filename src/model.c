@@ -15,7 +15,8 @@ static uint64_t default_max_weight_bytes(void) {
 }
 
 /* Every family lantern runs, by config.json's model_type. */
-static const lt_family_ops *const FAMILIES[] = {&lt_gpt2_ops, &lt_transformer_ops};
+static const lt_family_ops *const FAMILIES[] = {&lt_gpt2_ops, &lt_transformer_ops, &lt_llama_ops, &lt_qwen2_ops,
+                                                &lt_mistral_ops};
 #define N_FAMILIES ((int32_t)(sizeof FAMILIES / sizeof FAMILIES[0]))
 
 static const lt_family_ops *family_of(const char *model_type) {
@@ -69,13 +70,14 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     const char *name = type && type->type == LT_JSON_STRING ? type->string : type ? "?" : "gpt2";
     if (!(m->ops = family_of(name))) {
         rc = lt_fail(LT_ERR_UNSUPPORTED,
-                     "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\" and "
-                     "\"transformer\", the encoder-decoder)", name);
+                     "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\", \"llama\", "
+                     "\"qwen2\", \"mistral\" and \"transformer\", the encoder-decoder)", name);
         goto done;
     }
     if ((rc = lt_st_parse(safetensors, safetensors_len, &st))) goto done;
-    m->family = m->ops == &lt_gpt2_ops ? LT_FAMILY_GPT2 : LT_FAMILY_TRANSFORMER;
     if ((rc = m->ops->load(m, cfg, &st, &params))) goto done;
+    if (!m->n_kv_head) m->n_kv_head = m->n_head; /* families without grouped-query attention */
+    if (!m->h_width) m->h_width = m->d_mlp;
     if ((rc = lt_loader_check_unused(&st, params.allow_unused != 0, m->ops->config_keys, &m->warning))) goto done;
     for (int32_t h = 0; h < m->n_hooks; h++) {
         const lt_hook_def *d = &m->hooks[h];
@@ -98,6 +100,7 @@ void lt_model_free(lt_model *m) {
     free(m->arena16);
     free(m->arena8);
     free(m->layers);
+    free(m->llama);
     free(m->enc);
     free(m->dec);
     free(m->description);

@@ -99,3 +99,20 @@ void lt_attention(lt_session *s, float *out, float *scores, float *pattern, cons
 #endif
     lt_k_attention(out, scores, pattern, q, k, v, d, s->att_row);
 }
+
+void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {
+    for (int32_t t = 0; t < n; t++) {
+        float *xr = out + (size_t)t * d;
+        if (table->q) {
+            const int8_t *te = table->q + (size_t)ids[t] * d;
+            const float *sc = table->qs + (size_t)ids[t] * (d / LT_Q8_BLOCK);
+            for (int32_t i = 0; i < d; i++) xr[i] = (float)te[i] * sc[i / LT_Q8_BLOCK];
+        } else if (table->f) {
+            const float *te = table->f + (size_t)ids[t] * d;
+            for (int32_t i = 0; i < d; i++) xr[i] = te[i];
+        } else {
+            const uint16_t *te = table->h + (size_t)ids[t] * d;
+            for (int32_t i = 0; i < d; i++) xr[i] = lt_half_to_f32(te[i], table->kind);
+        }
+    }
+}

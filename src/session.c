@@ -161,6 +161,7 @@ static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_
     case LT_DIM_POS: return n;
     case LT_DIM_KEY_POS: return n_past + n;
     case LT_DIM_HEAD: return m->n_head;
+    case LT_DIM_KV_HEAD: return m->n_kv_head;
     case LT_DIM_D_HEAD: return m->d_head;
     case LT_DIM_D_MODEL: return m->d_model;
     case LT_DIM_D_MLP: return m->d_mlp;
@@ -189,8 +190,8 @@ static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_
 static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_src) {
     const lt_model *m = s->model;
     if (n > s->scratch_rows) {
-        /* x, xn, z, tmp: d_model each; qkv: 3 d_model; h: d_mlp */
-        size_t per_row = 7 * (size_t)m->d_model + (size_t)m->d_mlp, total;
+        /* x, xn, z, tmp: d_model each; qkv: 3 d_model; h: d_mlp (2 d_mlp when gated) */
+        size_t per_row = 7 * (size_t)m->d_model + (size_t)m->h_width, total;
         if (!lt_mul_size(per_row, (size_t)n, &total) || !lt_mul_size(total, sizeof(float), &total))
             return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: activations too large");
         float *block = malloc(total);
@@ -265,8 +266,10 @@ void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float
     for (int32_t t = 0; t < n; t++) {
         const float *r = x + (size_t)t * d;
         double mean = 0, var = 0;
-        for (int32_t i = 0; i < d; i++) mean += r[i];
-        mean /= d;
+        if (!s->model->rms_norm) { /* RMSNorm divides by the root mean square: no centring */
+            for (int32_t i = 0; i < d; i++) mean += r[i];
+            mean /= d;
+        }
         for (int32_t i = 0; i < d; i++) var += (r[i] - mean) * (r[i] - mean);
         dst[t] = (float)sqrt(var / d + s->model->ln_eps);
     }

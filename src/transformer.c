@@ -207,6 +207,7 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
 
 static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                             const lt_model_params *params) {
+    m->family = LT_FAMILY_TRANSFORMER;
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
     /* estimate in double first so that even absurd configs get a size in the message */

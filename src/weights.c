@@ -190,6 +190,10 @@ void lt_weights_list(const lt_model *m, lt_buf *b) {
         first = false;                                                                              \
     } while (0)
     lt_buf_printf(b, "[");
+    if (m->family == LT_FAMILY_LLAMA) { /* not yet by name */
+        lt_buf_printf(b, "]");
+        return;
+    }
     const bool gpt2 = m->family == LT_FAMILY_GPT2;
     for (int stack = 0; stack < (gpt2 ? 1 : 2); stack++) {
         const char *pre = gpt2 ? "" : stack == 0 ? "encoder." : "decoder.";
@@ -223,7 +227,9 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
     if (!m || !name || !data || !shape || !ndim)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "model tensor: missing argument");
     view v;
-    const bool found = m->family == LT_FAMILY_GPT2 ? gpt2_view(m, name, &v) : transformer_view(m, name, &v);
+    const bool found = m->family == LT_FAMILY_GPT2          ? gpt2_view(m, name, &v)
+                       : m->family == LT_FAMILY_TRANSFORMER ? transformer_view(m, name, &v)
+                                                            : false;
     if (!found)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%.100s\" (see model_tensors "
                                                 "in its description)", name);

@@ -125,7 +125,8 @@ test('bad or unsupported config values', () => {
   assertLoadFails(withConfig({ vocab_size: -1 }), /"vocab_size" must be an integer/);
   assertLoadFails(withConfig({ n_embd: 2.5 }), /"n_embd" must be an integer/);
   assertLoadFails(withConfig({ activation_function: 'swish' }), /activation_function "swish" is not supported/);
-  assertLoadFails(withConfig({ model_type: 'llama' }), /model_type "llama" is not supported/);
+  assertLoadFails(withConfig({ model_type: 'gemma' }), /model_type "gemma" is not supported/);
+  assertLoadFails(withConfig({ model_type: 'llama' }), /config.json: missing "num_hidden_layers"/); // a GPT-2 config read as Llama's
   assertLoadFails(withConfig({ n_positions: undefined }), /missing "n_positions"/);
 });
 

@@ -81,6 +81,10 @@ void lt_attention_ref(float *out, float *scores, float *pattern, const float *q,
 void lt_layernorm_ref(float *out, const float *x, const float *weight, const float *bias,
                       int32_t n, int32_t dim, float eps);
 
+/* RMSNorm over each row of x[n, dim]: x / sqrt(mean(x^2) + eps) * weight; out may equal x. */
+void lt_rmsnorm_ref(float *out, const float *x, const float *weight, int32_t n, int32_t dim, float eps);
+/* SwiGLU's product: gate[i] = silu(gate[i]) * up[i], silu(x) = x / (1 + e^-x). */
+void lt_silu_mul_ref(float *gate, const float *up, int64_t n);
 void lt_gelu_tanh_ref(float *x, int64_t n); /* "gelu_new": tanh approximation */
 void lt_gelu_erf_ref(float *x, int64_t n);  /* "gelu": exact, with erf */
 void lt_relu_ref(float *x, int64_t n);
@@ -136,6 +140,8 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
     ((void)(scratch), lt_matmul_nt_h_ref(out, in, w, kind, n, d_in, d_out))
 #endif
 #define lt_k_layernorm lt_layernorm_ref
+#define lt_k_rmsnorm lt_rmsnorm_ref
+#define lt_k_silu_mul lt_silu_mul_ref
 #ifdef __wasm_simd128__
 #define lt_k_gelu_tanh lt_gelu_tanh_simd
 #define lt_k_softmax lt_softmax_simd

@@ -186,6 +186,21 @@ void lt_layernorm_ref(float *out, const float *x, const float *weight, const flo
     }
 }
 
+void lt_rmsnorm_ref(float *out, const float *x, const float *weight, int32_t n, int32_t dim, float eps) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *xr = x + (size_t)t * dim;
+        float *o = out + (size_t)t * dim;
+        float ss = 0.0f;
+        for (int32_t i = 0; i < dim; i++) ss += xr[i] * xr[i];
+        const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+        for (int32_t i = 0; i < dim; i++) o[i] = xr[i] * inv * weight[i];
+    }
+}
+
+void lt_silu_mul_ref(float *gate, const float *up, int64_t n) {
+    for (int64_t i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
 void lt_gelu_tanh_ref(float *x, int64_t n) {
     const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
     for (int64_t i = 0; i < n; i++)

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpt2_ref  # noqa: E402
 import transformer_ref  # noqa: E402
+import llama_ref  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "..", "weights"))
 import bpe  # noqa: E402
@@ -369,6 +370,65 @@ def write_edits(name):
     print(f"{name}: {len(cases)} intervention cases")
 
 
+LLAMA_FIXTURES = {
+    # Llama: grouped-query attention (4 query heads on 2 key-value heads), no biases, an untied
+    # output, F32
+    "llama-tiny": dict(model_type="llama", arch="LlamaForCausalLM", d=64, H=4, Hkv=2, f=96, n_layer=2,
+                       vocab=128, ctx=32, tied=False, bias=False, theta=10000.0, eps=1e-5,
+                       dtype=torch.float32, seed=31, prompt_len=13),
+    # Qwen2: q/k/v biases, one key-value head for three query heads of 10 (awkward sizes for every
+    # SIMD tail), d_mlp 50, a tied output, F16 storage, rope_theta 1e6, the context filled
+    "qwen2-odd": dict(model_type="qwen2", arch="Qwen2ForCausalLM", d=30, H=3, Hkv=1, f=50, n_layer=2,
+                      vocab=97, ctx=11, tied=True, bias=True, theta=1e6, eps=1e-6,
+                      dtype=torch.float16, seed=32, prompt_len=11),
+}
+
+
+def write_llama_fixture(name, spec):
+    """Random weights in a Hugging Face Llama-style folder, and the twin's hooks on a prompt."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    g = torch.Generator().manual_seed(spec["seed"])
+    d, H, Hkv, f, V = spec["d"], spec["H"], spec["Hkv"], spec["f"], spec["vocab"]
+    dh = d // H
+
+    def normal(*shape, std):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * std
+
+    w = {"model.embed_tokens.weight": normal(V, d, std=0.5)}
+    for l in range(spec["n_layer"]):
+        p = f"model.layers.{l}."
+        w[p + "input_layernorm.weight"] = 1 + normal(d, std=0.2)
+        for proj, out in (("q", H * dh), ("k", Hkv * dh), ("v", Hkv * dh)):
+            w[p + f"self_attn.{proj}_proj.weight"] = normal(out, d, std=1.5 / d ** 0.5)
+            if spec["bias"]:
+                w[p + f"self_attn.{proj}_proj.bias"] = normal(out, std=0.1)
+        w[p + "self_attn.o_proj.weight"] = normal(d, H * dh, std=1 / d ** 0.5)
+        w[p + "post_attention_layernorm.weight"] = 1 + normal(d, std=0.2)
+        w[p + "mlp.gate_proj.weight"] = normal(f, d, std=1 / d ** 0.5)
+        w[p + "mlp.up_proj.weight"] = normal(f, d, std=1 / d ** 0.5)
+        w[p + "mlp.down_proj.weight"] = normal(d, f, std=1 / f ** 0.5)
+    w["model.norm.weight"] = 1 + normal(d, std=0.2)
+    if not spec["tied"]:
+        w["lm_head.weight"] = normal(V, d, std=0.5)
+    prompt = torch.randint(0, V, (spec["prompt_len"],), generator=g).tolist()
+    cfg = {"model_type": spec["model_type"], "architectures": [spec["arch"]], "hidden_size": d,
+           "num_attention_heads": H, "num_key_value_heads": Hkv, "intermediate_size": f,
+           "num_hidden_layers": spec["n_layer"], "vocab_size": V, "max_position_embeddings": spec["ctx"],
+           "rms_norm_eps": spec["eps"], "rope_theta": spec["theta"], "hidden_act": "silu",
+           "tie_word_embeddings": spec["tied"], "torch_dtype": "float32" if spec["dtype"] == torch.float32 else "float16"}
+    with open(os.path.join(folder, "config.json"), "w") as fh:
+        json.dump(cfg, fh, indent=2)
+        fh.write("\n")
+    safetensors_io.save(os.path.join(folder, "model.safetensors"), {k: v.to(spec["dtype"]) for k, v in w.items()},
+                        {"format": "pt", "note": "random weights: a lantern test fixture"})
+    cfg_back, w_back = llama_ref.load_model(folder)
+    hooks = llama_ref.run(cfg_back, w_back, prompt)
+    safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
+                        {"prompt": json.dumps(prompt)})
+    print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
+
+
 def transformer_edit_cases(cfg, g, S, T):
     """Interventions on the encoder-decoder family: encoder hooks (which mean encoding again),
     the cross-attention's keys (computed at encoding) and queries, every attention matrix with keys
@@ -448,6 +508,8 @@ def main():
     for name, spec in TRANSFORMER_FIXTURES.items():
         write_transformer_fixture(name, spec)
         write_transformer_edits(name)
+    for name, spec in LLAMA_FIXTURES.items():
+        write_llama_fixture(name, spec)
 
 
 if __name__ == "__main__":

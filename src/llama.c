@@ -1,0 +1,346 @@
+/* The Llama-style family: Hugging Face LlamaForCausalLM, Qwen2ForCausalLM and MistralForCausalLM
+ * (without a sliding window), read from their folders as they are. Pre-norm blocks with RMSNorm:
+ *   x += o_proj(attention(rope(q_proj(rms1(x))), rope(k_proj(rms1(x))), v_proj(rms1(x))))
+ *   x += down_proj(silu(gate_proj(rms2(x))) * up_proj(rms2(x)))
+ *   logits = rms_final(x) @ lm_head^T
+ * Rotary embeddings rotate each head's two halves (Hugging Face's rotate_half), by angles
+ * position * rope_theta^(-2i / d_head); grouped-query attention shares each key-value head among
+ * n_head / n_kv_head query heads (the KV cache holds it once per query head). Qwen2 adds biases to
+ * q, k and v; Llama's attention_bias adds them to all four projections. */
+#include "engine.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The context lantern gives these models: their max_position_embeddings reach 32768 or 131072,
+ * whose KV cache alone would not fit in a browser tab. */
+#define LLAMA_MAX_CTX 2048
+
+static int32_t cfg_positive(const lt_json *cfg, const char *key, double fallback, double *out) {
+    const lt_json *v = lt_json_get(cfg, key);
+    *out = fallback;
+    if (!v || v->type == LT_JSON_NULL) return LT_OK;
+    if (v->type != LT_JSON_NUMBER || !(v->number > 0) || !isfinite(v->number))
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be a positive number", key);
+    *out = v->number;
+    return LT_OK;
+}
+
+/* A key the family does not implement must be absent, null or false: refuse rather than run wrong. */
+static int32_t refuse_if_set(const lt_json *cfg, const char *key, const char *why) {
+    const lt_json *v = lt_json_get(cfg, key);
+    if (!v || v->type == LT_JSON_NULL || (v->type == LT_JSON_BOOL && !v->boolean)) return LT_OK;
+    return lt_fail(LT_ERR_UNSUPPORTED, "config.json: \"%s\" is set: %s", key, why);
+}
+
+static int32_t parse_config(lt_model *m, const lt_json *cfg, const char *type, bool *attn_bias, bool *o_bias) {
+    int32_t rc, max_pos;
+    if ((rc = lt_cfg_int(cfg, "num_hidden_layers", -1, &m->n_layer)) ||
+        (rc = lt_cfg_int(cfg, "num_attention_heads", -1, &m->n_head)) ||
+        (rc = lt_cfg_int(cfg, "hidden_size", -1, &m->d_model)) ||
+        (rc = lt_cfg_int(cfg, "intermediate_size", -1, &m->d_mlp)) ||
+        (rc = lt_cfg_int(cfg, "vocab_size", -1, &m->n_vocab)) ||
+        (rc = lt_cfg_int(cfg, "max_position_embeddings", -1, &max_pos)) ||
+        (rc = lt_cfg_int(cfg, "num_key_value_heads", m->n_head, &m->n_kv_head)))
+        return rc;
+    if (m->d_model % m->n_head)
+        return lt_fail(LT_ERR_FORMAT, "config.json: hidden_size (%d) is not a multiple of num_attention_heads (%d)",
+                       m->d_model, m->n_head);
+    m->d_head = m->d_model / m->n_head;
+    int32_t head_dim;
+    if ((rc = lt_cfg_int(cfg, "head_dim", m->d_head, &head_dim))) return rc;
+    if (head_dim != m->d_head)
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "config.json: head_dim %d is not hidden_size / num_attention_heads (%d): not supported yet",
+                       head_dim, m->d_head);
+    if (m->d_head % 2) return lt_fail(LT_ERR_FORMAT, "config.json: the head size %d is odd: rotary needs pairs", m->d_head);
+    if (m->n_kv_head > m->n_head || m->n_head % m->n_kv_head)
+        return lt_fail(LT_ERR_FORMAT, "config.json: num_key_value_heads (%d) does not divide num_attention_heads (%d)",
+                       m->n_kv_head, m->n_head);
+    m->n_ctx = max_pos < LLAMA_MAX_CTX ? max_pos : LLAMA_MAX_CTX;
+    double eps, theta;
+    if ((rc = cfg_positive(cfg, "rms_norm_eps", 1e-6, &eps)) || (rc = cfg_positive(cfg, "rope_theta", 10000.0, &theta)))
+        return rc;
+    if (eps > 1) return lt_fail(LT_ERR_FORMAT, "config.json: \"rms_norm_eps\" must be in (0, 1]");
+    m->ln_eps = (float)eps;
+    m->rope_theta = (float)theta;
+    const lt_json *act = lt_json_get(cfg, "hidden_act");
+    if (act && (act->type != LT_JSON_STRING || strcmp(act->string, "silu")))
+        return lt_fail(LT_ERR_UNSUPPORTED, "config.json: hidden_act must be \"silu\" (SwiGLU)");
+    m->act_name = "silu";
+    if ((rc = lt_cfg_bool(cfg, "tie_word_embeddings", false, &m->tied)) ||
+        (rc = lt_cfg_bool(cfg, "attention_bias", false, attn_bias)) ||
+        (rc = refuse_if_set(cfg, "rope_scaling", "scaled rotary embeddings (Llama 3.1+, long-context) are not supported yet")) ||
+        (rc = refuse_if_set(cfg, "mlp_bias", "MLP biases are not supported")))
+        return rc;
+    *o_bias = *attn_bias; /* Llama's attention_bias: all four projections */
+    if (!strcmp(type, "qwen2")) {
+        *attn_bias = true; /* Qwen2: q, k and v always, o never */
+        *o_bias = false;
+        if ((rc = refuse_if_set(cfg, "use_sliding_window", "sliding-window attention is not supported"))) return rc;
+    } else if (!strcmp(type, "mistral")) {
+        const lt_json *sw = lt_json_get(cfg, "sliding_window");
+        if (sw && sw->type == LT_JSON_NUMBER && sw->number < max_pos)
+            return lt_fail(LT_ERR_UNSUPPORTED, "config.json: sliding_window %g is shorter than the context: "
+                                               "sliding-window attention is not supported", sw->number);
+    }
+    m->rms_norm = true;
+    m->h_width = m->d_mlp <= LT_MAX_CONFIG_DIM / 2 ? 2 * m->d_mlp : LT_MAX_CONFIG_DIM;
+    return LT_OK;
+}
+
+/* Every tensor, in one pass of the loader (counting or writing). */
+static int32_t take_all(lt_model *m, lt_loader *L, bool attn_bias, bool o_bias) {
+    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, dq = (size_t)m->n_head * m->d_head,
+                 dkv = (size_t)m->n_kv_head * m->d_head, half = (size_t)m->d_head / 2;
+    int32_t rc;
+    if ((rc = lt_take_mat(L, "model.embed_tokens.weight", (size_t)m->n_vocab, d, false, &m->wte)) ||
+        (rc = lt_take(L, "model.norm.weight", d, 0, &m->ln_f_w)))
+        return rc;
+    m->ln_f_b = NULL;
+    m->lm_head = m->wte;
+    if (!m->tied && (rc = lt_take_mat(L, "lm_head.weight", (size_t)m->n_vocab, d, false, &m->lm_head))) return rc;
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_llama_layer *y = &m->llama[l];
+        struct { const char *suffix; size_t rows, cols; float **vec; lt_mat *mat; bool want; } parts[] = {
+            {"input_layernorm.weight", d, 0, &y->ln1_w, NULL, true},
+            {"self_attn.q_proj.weight", dq, d, NULL, &y->q_w, true},
+            {"self_attn.q_proj.bias", dq, 0, &y->q_b, NULL, attn_bias},
+            {"self_attn.k_proj.weight", dkv, d, NULL, &y->k_w, true},
+            {"self_attn.k_proj.bias", dkv, 0, &y->k_b, NULL, attn_bias},
+            {"self_attn.v_proj.weight", dkv, d, NULL, &y->v_w, true},
+            {"self_attn.v_proj.bias", dkv, 0, &y->v_b, NULL, attn_bias},
+            {"self_attn.o_proj.weight", d, dq, NULL, &y->o_w, true},
+            {"self_attn.o_proj.bias", d, 0, &y->o_b, NULL, o_bias},
+            {"post_attention_layernorm.weight", d, 0, &y->ln2_w, NULL, true},
+            {"mlp.gate_proj.weight", f, d, NULL, &y->gate_w, true},
+            {"mlp.up_proj.weight", f, d, NULL, &y->up_w, true},
+            {"mlp.down_proj.weight", d, f, NULL, &y->down_w, true},
+        };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            if (!parts[i].want) continue;
+            char name[96];
+            snprintf(name, sizeof name, "model.layers.%d.%s", (int)l, parts[i].suffix);
+            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, false, parts[i].mat)
+                              : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
+            if (rc) return rc;
+        }
+        /* the rotary frequencies some checkpoints keep as a buffer: lantern computes them */
+        char name[96];
+        snprintf(name, sizeof name, "model.layers.%d.self_attn.rotary_emb.inv_freq", (int)l);
+        if ((rc = lt_loader_known(L, name))) return rc;
+    }
+    /* the rotary angles of every position lantern runs: theta^(-2i / d_head) * pos, in double */
+    m->rope_cos = lt_loader_alloc(L, (size_t)m->n_ctx * half);
+    m->rope_sin = lt_loader_alloc(L, (size_t)m->n_ctx * half);
+    if (m->rope_cos && m->rope_sin)
+        for (int32_t p = 0; p < m->n_ctx; p++)
+            for (size_t i = 0; i < half; i++) {
+                const double inv = 1.0 / pow((double)m->rope_theta, (double)(2 * i) / m->d_head);
+                m->rope_cos[(size_t)p * half + i] = (float)cos(p * inv);
+                m->rope_sin[(size_t)p * half + i] = (float)sin(p * inv);
+            }
+    return m->tied ? lt_loader_same(L, "lm_head.weight", "model.embed_tokens.weight") : LT_OK;
+}
+
+static int32_t load_as(lt_model *m, const lt_json *cfg, const lt_st_file *st, const lt_model_params *params,
+                       const char *type) {
+    m->family = LT_FAMILY_LLAMA;
+    bool attn_bias = false, o_bias = false;
+    int32_t rc = parse_config(m, cfg, type, &attn_bias, &o_bias);
+    if (rc) return rc;
+    if (!m->tied && !lt_st_find(st, "lm_head.weight"))
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor 'lm_head.weight' (tie_word_embeddings is false)");
+    const double d = m->d_model, f = m->d_mlp, kv = (double)m->n_kv_head * m->d_head;
+    const double floats = (double)m->n_layer * (2 * d * d + 2 * d * kv + 3 * d * f + 2 * d + 2 * kv + 2 * d) +
+                          (m->tied ? 1.0 : 2.0) * m->n_vocab * d + d + (double)m->n_ctx * m->d_head;
+    const lt_st_tensor *emb = lt_st_find(st, "model.embed_tokens.weight");
+    const bool keep16 = emb && (emb->dtype == LT_DT_F16 || emb->dtype == LT_DT_BF16) &&
+                        (params->precision == LT_PRECISION_STORED ||
+                         (params->precision == LT_PRECISION_AUTO && 4.0 * floats > 64e6));
+    const bool q8 = params->precision == LT_PRECISION_INT8;
+    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_INT8)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
+    const double estimate = (q8 ? 1.2 : keep16 ? 2.0 : 4.0) * floats;
+    if (estimate > (double)params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s in %s, more than the %s allowed",
+                       lt_bytes(estimate).text, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
+                       lt_bytes((double)params->max_weight_bytes).text);
+    m->llama = calloc((size_t)m->n_layer, sizeof *m->llama);
+    if (!m->llama) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    lt_loader L = {.st = st, .keep16 = keep16, .q8 = q8};
+    if ((rc = take_all(m, &L, attn_bias, o_bias))) return rc; /* counting: checks every name, dtype and shape */
+    size_t bytes, bytes16;
+    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
+        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
+    if (m->weight_bytes > params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
+                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)params->max_weight_bytes).text);
+    m->arena = malloc(bytes ? bytes : 1);
+    m->arena16 = malloc(bytes16 ? bytes16 : 1);
+    m->arena8 = malloc(L.count8 ? L.count8 : 1);
+    if (!m->arena || !m->arena16 || !m->arena8)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
+                       lt_bytes((double)m->weight_bytes).text);
+    lt_loader W = {.st = st, .next = m->arena, .keep16 = keep16, .next16 = m->arena16, .q8 = q8, .next8 = m->arena8};
+    if ((rc = take_all(m, &W, attn_bias, o_bias))) return rc;
+    m->n_params = W.n_params;
+    m->weights_dtype = W.dtype;
+    m->hooks = lt_llama_hooks;
+    m->n_hooks = LT_L_COUNT;
+    m->hook_logits = LT_L_LOGITS;
+    m->max_layers = m->n_layer;
+    for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
+    return LT_OK;
+}
+
+static int32_t load_llama(lt_model *m, const lt_json *c, const lt_st_file *st, const lt_model_params *p) {
+    return load_as(m, c, st, p, "llama");
+}
+static int32_t load_qwen2(lt_model *m, const lt_json *c, const lt_st_file *st, const lt_model_params *p) {
+    return load_as(m, c, st, p, "qwen2");
+}
+static int32_t load_mistral(lt_model *m, const lt_json *c, const lt_st_file *st, const lt_model_params *p) {
+    return load_as(m, c, st, p, "mistral");
+}
+
+/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
+static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                      int32_t width) {
+    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, s->n_past);
+    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
+}
+
+/* out[n, d_out] = in @ w^T (+ bias): nn.Linear */
+static void linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+                   int32_t d_in, int32_t d_out) {
+    lt_matmul_nt(s, out, in, w, n, d_in, d_out);
+    if (bias)
+        for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
+}
+
+/* Rotate each head of n rows x[n, heads * d_head] (rows p0 .. p0 + n - 1) by its position:
+ * (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) on the two halves of the head. */
+static void rope(const lt_model *m, float *x, int32_t n, int32_t heads, int32_t p0) {
+    const int32_t dh = m->d_head, half = dh / 2;
+    for (int32_t t = 0; t < n; t++) {
+        const float *c = m->rope_cos + (size_t)(p0 + t) * half, *sn = m->rope_sin + (size_t)(p0 + t) * half;
+        for (int32_t h = 0; h < heads; h++) {
+            float *v = x + ((size_t)t * heads + h) * dh;
+            for (int32_t i = 0; i < half; i++) {
+                const float a = v[i], b = v[i + half];
+                v[i] = a * c[i] - b * sn[i];
+                v[i + half] = b * c[i] + a * sn[i];
+            }
+        }
+    }
+}
+
+static void forward(lt_session *s, const int32_t *ids, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, p0 = s->n_past, dh = m->d_head, H = m->n_head, Hkv = m->n_kv_head;
+    const int32_t dkv = Hkv * dh, group = H / Hkv, f = m->d_mlp;
+    const size_t nd = (size_t)n * d;
+    float *x = s->x, *xn = s->xn, *z = s->z, *tmp = s->tmp;
+    float *q = s->qkv, *k = q + nd, *v = k + (size_t)n * dkv; /* [n, d], [n, dkv], [n, dkv] */
+    float *gate = s->h, *up = s->h + (size_t)n * f;            /* [n, d_mlp] each */
+
+    lt_embed_rows(x, &m->wte, ids, n, d);
+    hook_rows(s, LT_L_EMBED, 0, x, n, d, 0, d);
+    lt_attn_dims ad = {
+        .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
+        .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
+    };
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        const lt_llama_layer *y = &m->llama[l];
+        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
+        hook_rows(s, LT_L_RESID_PRE, l, x, n, d, 0, d);
+
+        lt_capture_ln_scale(s, LT_L_LN1_SCALE, l, x, n, d);
+        lt_k_rmsnorm(xn, x, y->ln1_w, n, d, m->ln_eps);
+        hook_rows(s, LT_L_LN1, l, xn, n, d, 0, d);
+        linear(s, q, xn, &y->q_w, y->q_b, n, d, d);
+        linear(s, k, xn, &y->k_w, y->k_b, n, d, dkv);
+        linear(s, v, xn, &y->v_w, y->v_b, n, d, dkv);
+        hook_rows(s, LT_L_Q, l, q, n, d, 0, d);
+        hook_rows(s, LT_L_K, l, k, n, dkv, 0, dkv);
+        hook_rows(s, LT_L_V, l, v, n, dkv, 0, dkv);
+        rope(m, q, n, H, p0);
+        rope(m, k, n, Hkv, p0);
+        hook_rows(s, LT_L_ROT_Q, l, q, n, d, 0, d);
+        hook_rows(s, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
+        /* into the cache once per query head: query head h reads key-value head h / group */
+        for (int32_t t = 0; t < n; t++)
+            for (int32_t h = 0; h < H; h++) {
+                const size_t src = (size_t)t * dkv + (size_t)(h / group) * dh, dst = (size_t)(p0 + t) * d + (size_t)h * dh;
+                memcpy(kc + dst, k + src, (size_t)dh * sizeof(float));
+                memcpy(vc + dst, v + src, (size_t)dh * sizeof(float));
+            }
+        if (s->n_edits && (lt_edits_at(s, LT_L_ATTN_SCORES, l) || lt_edits_at(s, LT_L_PATTERN, l)))
+            lt_edited_attention(s, z, lt_capture(s, LT_L_ATTN_SCORES, l), lt_capture(s, LT_L_PATTERN, l), q, kc, vc,
+                                &ad, LT_L_ATTN_SCORES, LT_L_PATTERN, l);
+        else
+            lt_attention(s, z, lt_capture(s, LT_L_ATTN_SCORES, l), lt_capture(s, LT_L_PATTERN, l), q, kc, vc, &ad);
+        hook_rows(s, LT_L_Z, l, z, n, d, 0, d);
+        linear(s, tmp, z, &y->o_w, y->o_b, n, d, d);
+        hook_rows(s, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
+        lt_k_add(x, tmp, (int64_t)nd);
+        hook_rows(s, LT_L_RESID_MID, l, x, n, d, 0, d);
+
+        lt_capture_ln_scale(s, LT_L_LN2_SCALE, l, x, n, d);
+        lt_k_rmsnorm(xn, x, y->ln2_w, n, d, m->ln_eps);
+        hook_rows(s, LT_L_LN2, l, xn, n, d, 0, d);
+        linear(s, gate, xn, &y->gate_w, NULL, n, d, f);
+        linear(s, up, xn, &y->up_w, NULL, n, d, f);
+        hook_rows(s, LT_L_MLP_PRE, l, gate, n, f, 0, f);
+        hook_rows(s, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
+        lt_k_silu_mul(gate, up, (int64_t)n * f);
+        hook_rows(s, LT_L_MLP_POST, l, gate, n, f, 0, f);
+        linear(s, tmp, gate, &y->down_w, NULL, n, f, d);
+        hook_rows(s, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
+        lt_k_add(x, tmp, (int64_t)nd);
+        hook_rows(s, LT_L_RESID_POST, l, x, n, d, 0, d);
+    }
+
+    /* the final norm on every row only when those rows are captured; the logits of every row
+     * wait until they are read (lt_defer_logits): here only the last row's */
+    const bool all_rows = lt_capture(s, LT_L_LOGITS, 0) || lt_capture(s, LT_L_LN_FINAL, 0);
+    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
+    float *xf = xn + (size_t)first * d;
+    lt_capture_ln_scale(s, LT_L_LN_FINAL_SCALE, 0, x, n, d);
+    lt_k_rmsnorm(xf, x + (size_t)first * d, m->ln_f_w, rows, d, m->ln_eps);
+    if (s->n_edits) lt_edit_rows_at(s, LT_L_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
+    lt_capture_rows(s, LT_L_LN_FINAL, 0, xn, n, d, 0, d);
+    if (lt_capture(s, LT_L_LOGITS, 0)) lt_defer_logits(s, xf, rows);
+    lt_matmul_nt(s, s->logits, xf + (size_t)(rows - 1) * d, &m->lm_head, 1, d, m->n_vocab);
+}
+
+static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
+    const lt_model *m = s->model;
+    lt_matmul_nt(s, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
+}
+
+static const char *in_memory(const lt_model *m) {
+    const lt_mat *a = &m->llama[0].q_w;
+    return a->q ? "INT8" : a->f ? "F32" : a->kind == LT_H_F16 ? "F16" : "BF16";
+}
+
+static void describe(const lt_model *m, lt_buf *b) {
+    lt_buf_printf(b,
+                  "\"n_layer\":%d,\"n_head\":%d,\"n_kv_head\":%d,\"d_model\":%d,\"d_head\":%d,\"d_mlp\":%d,"
+                  "\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"silu\",\"norm\":\"rms\",\"ln_eps\":%.9g,"
+                  "\"rope_theta\":%.9g,\"weights_dtype\":\"%s\",\"tied_embeddings\":%s,\"n_params\":%zu,"
+                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\",",
+                  m->n_layer, m->n_head, m->n_kv_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
+                  (double)m->ln_eps, (double)m->rope_theta, m->weights_dtype, m->tied ? "true" : "false",
+                  m->n_params, m->weight_bytes, m->n_layer ? in_memory(m) : "F32");
+}
+
+#define LLAMA_KEYS "num_hidden_layers? tie_word_embeddings? attention_bias?"
+const lt_family_ops lt_llama_ops = {"llama", LLAMA_KEYS, load_llama, describe, forward, NULL, unembed};
+const lt_family_ops lt_qwen2_ops = {"qwen2", LLAMA_KEYS, load_qwen2, describe, forward, NULL, unembed};
+const lt_family_ops lt_mistral_ops = {"mistral", LLAMA_KEYS, load_mistral, describe, forward, NULL, unembed};

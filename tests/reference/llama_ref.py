@@ -1,0 +1,121 @@
+"""The PyTorch twin of lantern's Llama-style family (Hugging Face LlamaForCausalLM,
+Qwen2ForCausalLM, MistralForCausalLM without a sliding window): loads the same config.json and
+model.safetensors and returns every hook lantern exposes, by its TransformerLens name, computed
+in float64 from the stored weights. Written from the Hugging Face modelling code's definition
+(RMSNorm, rotary embeddings with the half-split rotation, grouped-query attention, SwiGLU),
+independently of the C code.
+
+    /usr/bin/python3 tests/reference/llama_ref.py MODEL_DIR ID [ID ...]   # prints top logits
+"""
+import json
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+
+def load_model(folder):
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    tensors, _ = safetensors_io.load(os.path.join(folder, "model.safetensors"))
+    w = {}
+    for name, t in tensors.items():
+        key = name[len("model."):] if name.startswith("model.") else name
+        w[key] = t.to(torch.float64)
+    return cfg, w
+
+
+def dims(cfg):
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    Hkv = cfg.get("num_key_value_heads") or H
+    dh = cfg.get("head_dim") or d // H
+    return d, H, Hkv, dh
+
+
+def rotary(cfg, T, p0=0):
+    """cos and sin [T, d_head] for positions p0 .. p0 + T - 1: the frequencies theta^(-2i/d_head)
+    for i < d_head / 2, repeated for the two halves (Hugging Face's layout)."""
+    _, _, _, dh = dims(cfg)
+    theta = cfg.get("rope_theta", 10000.0)
+    inv = 1.0 / (theta ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh))
+    angles = torch.arange(p0, p0 + T, dtype=torch.float64)[:, None] * inv[None, :]
+    emb = torch.cat([angles, angles], dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+
+
+def run(cfg, w, ids, edits=None):
+    """Forward pass over ids: {hook name: float64 tensor}. hook_k and hook_v (and hook_rot_k) have
+    one head per key-value head, [pos, n_key_value_heads, d_head], as TransformerLens's are."""
+    d, H, Hkv, dh = dims(cfg)
+    eps = cfg.get("rms_norm_eps", 1e-6)
+    tied = cfg.get("tie_word_embeddings", False)
+    T = len(ids)
+    hooks = {}
+    edits = edits or {}
+
+    def hook(name, t, mask=None):
+        t = edits[name](t.clone(), mask) if name in edits else t
+        hooks[name] = t
+        return t
+
+    def rms(x, weight, scale_hook):
+        """RMSNorm, recording what it divides by (TransformerLens's hook_scale, [pos, 1])."""
+        scale = (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()
+        hooks[scale_hook] = scale
+        return x / scale * weight
+
+    def linear(x, name, bias=False):
+        y = x @ w[name + ".weight"].T
+        return y + w[name + ".bias"] if bias and name + ".bias" in w else y
+
+    cos, sin = rotary(cfg, T)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    x = hook("hook_embed", w["embed_tokens.weight"][torch.tensor(ids)])
+    for l in range(cfg["num_hidden_layers"]):
+        p, b = f"layers.{l}.", f"blocks.{l}."
+        x = hook(b + "hook_resid_pre", x)
+        xn = hook(b + "ln1.hook_normalized", rms(x, w[p + "input_layernorm.weight"], b + "ln1.hook_scale"))
+        q = hook(b + "attn.hook_q", linear(xn, p + "self_attn.q_proj", True).reshape(T, H, dh))
+        k = hook(b + "attn.hook_k", linear(xn, p + "self_attn.k_proj", True).reshape(T, Hkv, dh))
+        v = hook(b + "attn.hook_v", linear(xn, p + "self_attn.v_proj", True).reshape(T, Hkv, dh))
+        q = hook(b + "attn.hook_rot_q", q * cos[:, None, :] + rotate_half(q) * sin[:, None, :])
+        k = hook(b + "attn.hook_rot_k", k * cos[:, None, :] + rotate_half(k) * sin[:, None, :])
+        group = H // Hkv
+        k_all, v_all = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = torch.einsum("qhc,khc->hqk", q, k_all) / math.sqrt(dh)
+        scores = hook(b + "attn.hook_attn_scores", scores.masked_fill(~causal, float("-inf")), causal)
+        pattern = hook(b + "attn.hook_pattern", torch.softmax(scores, dim=-1), causal)
+        z = hook(b + "attn.hook_z", torch.einsum("hqk,khc->qhc", pattern, v_all))
+        attn_out = hook(b + "hook_attn_out", linear(z.reshape(T, H * dh), p + "self_attn.o_proj", True))
+        x = hook(b + "hook_resid_mid", x + attn_out)
+        xn = hook(b + "ln2.hook_normalized", rms(x, w[p + "post_attention_layernorm.weight"], b + "ln2.hook_scale"))
+        gate = hook(b + "mlp.hook_pre", linear(xn, p + "mlp.gate_proj"))
+        up = hook(b + "mlp.hook_pre_linear", linear(xn, p + "mlp.up_proj"))
+        post = hook(b + "mlp.hook_post", torch.nn.functional.silu(gate) * up)
+        mlp_out = hook(b + "hook_mlp_out", linear(post, p + "mlp.down_proj"))
+        x = hook(b + "hook_resid_post", x + mlp_out)
+    xf = hook("ln_final.hook_normalized", rms(x, w["norm.weight"], "ln_final.hook_scale"))
+    unembed = w["embed_tokens.weight"] if tied else w["lm_head.weight"]
+    hooks["logits"] = xf @ unembed.T
+    return hooks
+
+
+def main():
+    cfg, w = load_model(sys.argv[1])
+    ids = [int(a) for a in sys.argv[2:]]
+    logits = run(cfg, w, ids)["logits"][-1]
+    top = torch.topk(logits, 5)
+    print([(int(i), round(float(v), 4)) for v, i in zip(top.values, top.indices)])
+
+
+if __name__ == "__main__":
+    main()
