@@ -11,7 +11,12 @@
  * so that attention's q = x W_Q[h] + b_Q[h], its output sum_h z[h] W_O[h] + b_O, and the logits
  * x W_U + b_U, as in TransformerLens. The encoder-decoder family names the same under "encoder."
  * and "decoder." (W_E, W_pos, blocks, ln_final; cross-attention as decoder.blocks.{l}.cross_attn,
- * norm1/norm2/norm3 as ln1/ln2/ln3), with W_U and b_U at the top. */
+ * norm1/norm2/norm3 as ln1/ln2/ln3), with W_U and b_U at the top. The Llama-style family, as
+ * TransformerLens names it for grouped-query attention: _W_K, _W_V [n_kv_heads, d_model, d_head]
+ * and _b_K, _b_V [n_kv_heads, d_head] as stored, W_K, W_V, b_K, b_V repeated for each query head
+ * that reads them ([n_heads, ...]), RMSNorm weights ln1.w, ln2.w, ln_final.w (no b), and the gated
+ * MLP's mlp.W_gate [d_model, d_mlp] beside W_in (the up projection) and W_out; biases the model
+ * lacks are zeros. */
 #include "engine.h"
 
 #include <stdlib.h>
@@ -23,7 +28,8 @@ typedef enum {
     LAY_ZEROS,     /* a bias the model does not have */
     LAY_IN_OUT,    /* [d_in, n]: t[i][j] = W(i, col0 + j) */
     LAY_OUT_IN,    /* [n, d_in]: t[j][i] = W(i, col0 + j) (an embedding) */
-    LAY_HEADS_IN,  /* [n_heads, d_in, d_head]: t[h][i][e] = W(i, col0 + h d_head + e) */
+    LAY_HEADS_IN,  /* [heads, d_in, d_head]: t[h][i][e] = W(i, col0 + (h / group) d_head + e) */
+    LAY_HEAD_BIAS, /* [heads, d_head]: t[h][e] = direct[(h / group) d_head + e], or 0 without direct */
     LAY_HEADS_OUT, /* [n_heads, d_head, d_out]: t[h][e][j] = W(h d_head + e, j) */
 } layout;
 
@@ -33,6 +39,7 @@ typedef struct {
     lt_mat mat;          /* W, for the other layouts */
     size_t d_in, col0;
     int32_t ndim, shape[3];
+    int32_t group; /* LAY_HEADS_IN, LAY_HEAD_BIAS: heads sharing one stored head (0 or 1: none) */
 } view;
 
 /* W(i, j) of a matrix with d_in inputs, however it is held. */
@@ -42,22 +49,22 @@ float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
     return a->f ? a->f[k] : lt_half_to_f32(a->h[k], a->kind);
 }
 
-static view vec(const float *p, int32_t n) { return (view){LAY_DIRECT, p, {0}, 0, 0, 1, {n, 0, 0}}; }
+static view vec(const float *p, int32_t n) { return (view){LAY_DIRECT, p, {0}, 0, 0, 1, {n, 0, 0}, 0}; }
 static view table(const float *p, int32_t rows, int32_t cols) {
-    return (view){LAY_DIRECT, p, {0}, 0, 0, 2, {rows, cols, 0}};
+    return (view){LAY_DIRECT, p, {0}, 0, 0, 2, {rows, cols, 0}, 0};
 }
-static view zeros(int32_t n) { return (view){LAY_ZEROS, NULL, {0}, 0, 0, 1, {n, 0, 0}}; }
-static view in_out(lt_mat a, int32_t d_in, int32_t n) { return (view){LAY_IN_OUT, NULL, a, (size_t)d_in, 0, 2, {d_in, n, 0}}; }
-static view out_in(lt_mat a, int32_t d_in, int32_t n) { return (view){LAY_OUT_IN, NULL, a, (size_t)d_in, 0, 2, {n, d_in, 0}}; }
+static view zeros(int32_t n) { return (view){LAY_ZEROS, NULL, {0}, 0, 0, 1, {n, 0, 0}, 0}; }
+static view in_out(lt_mat a, int32_t d_in, int32_t n) { return (view){LAY_IN_OUT, NULL, a, (size_t)d_in, 0, 2, {d_in, n, 0}, 0}; }
+static view out_in(lt_mat a, int32_t d_in, int32_t n) { return (view){LAY_OUT_IN, NULL, a, (size_t)d_in, 0, 2, {n, d_in, 0}, 0}; }
 static view heads_in(const lt_model *m, lt_mat a, size_t col0) {
-    return (view){LAY_HEADS_IN, NULL, a, (size_t)m->d_model, col0, 3, {m->n_head, m->d_model, m->d_head}};
+    return (view){LAY_HEADS_IN, NULL, a, (size_t)m->d_model, col0, 3, {m->n_head, m->d_model, m->d_head}, 0};
 }
 static view heads_out(const lt_model *m, lt_mat a) {
-    return (view){LAY_HEADS_OUT, NULL, a, (size_t)m->d_model, 0, 3, {m->n_head, m->d_head, m->d_model}};
+    return (view){LAY_HEADS_OUT, NULL, a, (size_t)m->d_model, 0, 3, {m->n_head, m->d_head, m->d_model}, 0};
 }
 /* a bias over the heads' outputs, [n_heads, d_head] */
 static view head_bias(const lt_model *m, const float *p) {
-    return (view){LAY_DIRECT, p, {0}, 0, 0, 2, {m->n_head, m->d_head, 0}};
+    return (view){LAY_DIRECT, p, {0}, 0, 0, 2, {m->n_head, m->d_head, 0}, 0};
 }
 
 /* The parts of one block every family has: attention and the MLP, by the name after the block.
@@ -178,6 +185,51 @@ static bool transformer_view(const lt_model *m, const char *name, view *v) {
 }
 
 /* Every name lt_model_tensor knows, as a JSON array. */
+/* Heads of a Llama-style projection held as [d_out, d_in] rows: `heads` of them, each read from
+ * stored head h / group. */
+static view gqa_heads(const lt_model *m, lt_mat a, int32_t heads, int32_t group) {
+    view v = {LAY_HEADS_IN, NULL, a, (size_t)m->d_model, 0, 3, {heads, m->d_model, m->d_head}, group};
+    return v;
+}
+static view gqa_bias(const lt_model *m, const float *p, int32_t heads, int32_t group) {
+    view v = {LAY_HEAD_BIAS, p, {0}, 0, 0, 2, {heads, m->d_head, 0}, group};
+    return v;
+}
+
+static bool llama_view(const lt_model *m, const char *name, view *v) {
+    const int32_t H = m->n_head, Hkv = m->n_kv_head, group = H / Hkv;
+    int32_t l;
+    const char *rest;
+    if (!strcmp(name, "W_E")) *v = out_in(m->wte, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "W_U")) *v = in_out(m->lm_head, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "b_U")) *v = zeros(m->n_vocab);
+    else if (!strcmp(name, "ln_final.w")) *v = vec(m->ln_f_w, m->d_model);
+    else if (block_of(name, m->n_layer, &l, &rest)) {
+        const lt_llama_layer *y = &m->llama[l];
+        if (!strcmp(rest, "ln1.w")) *v = vec(y->ln1_w, m->d_model);
+        else if (!strcmp(rest, "ln2.w")) *v = vec(y->ln2_w, m->d_model);
+        else if (!strcmp(rest, "attn.W_Q")) *v = gqa_heads(m, y->q_w, H, 1);
+        else if (!strcmp(rest, "attn._W_K")) *v = gqa_heads(m, y->k_w, Hkv, 1);
+        else if (!strcmp(rest, "attn._W_V")) *v = gqa_heads(m, y->v_w, Hkv, 1);
+        else if (!strcmp(rest, "attn.W_K")) *v = gqa_heads(m, y->k_w, H, group);
+        else if (!strcmp(rest, "attn.W_V")) *v = gqa_heads(m, y->v_w, H, group);
+        else if (!strcmp(rest, "attn.b_Q")) *v = gqa_bias(m, y->q_b, H, 1);
+        else if (!strcmp(rest, "attn._b_K")) *v = gqa_bias(m, y->k_b, Hkv, 1);
+        else if (!strcmp(rest, "attn._b_V")) *v = gqa_bias(m, y->v_b, Hkv, 1);
+        else if (!strcmp(rest, "attn.b_K")) *v = gqa_bias(m, y->k_b, H, group);
+        else if (!strcmp(rest, "attn.b_V")) *v = gqa_bias(m, y->v_b, H, group);
+        else if (!strcmp(rest, "attn.W_O")) *v = heads_out(m, y->o_w);
+        else if (!strcmp(rest, "attn.b_O")) *v = y->o_b ? vec(y->o_b, m->d_model) : zeros(m->d_model);
+        else if (!strcmp(rest, "mlp.W_in")) *v = in_out(y->up_w, m->d_model, m->d_mlp);
+        else if (!strcmp(rest, "mlp.W_gate")) *v = in_out(y->gate_w, m->d_model, m->d_mlp);
+        else if (!strcmp(rest, "mlp.W_out")) *v = in_out(y->down_w, m->d_mlp, m->d_model);
+        else if (!strcmp(rest, "mlp.b_in")) *v = zeros(m->d_mlp);
+        else if (!strcmp(rest, "mlp.b_out")) *v = zeros(m->d_model);
+        else return false;
+    } else return false;
+    return true;
+}
+
 void lt_weights_list(const lt_model *m, lt_buf *b) {
     static const char *const attn[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
     static const char *const mlp[] = {"W_in", "b_in", "W_out", "b_out"};
@@ -190,7 +242,20 @@ void lt_weights_list(const lt_model *m, lt_buf *b) {
         first = false;                                                                              \
     } while (0)
     lt_buf_printf(b, "[");
-    if (m->family == LT_FAMILY_LLAMA) { /* not yet by name */
+    if (m->family == LT_FAMILY_LLAMA) {
+        static const char *const lattn[] = {"W_Q", "_W_K", "_W_V", "W_K", "W_V", "W_O",
+                                            "b_Q", "_b_K", "_b_V", "b_K", "b_V", "b_O"};
+        static const char *const lmlp[] = {"W_in", "W_gate", "W_out", "b_in", "b_out"};
+        NAME("W_E");
+        for (int32_t l = 0; l < m->n_layer; l++) {
+            NAME("blocks.%d.ln1.w", (int)l);
+            NAME("blocks.%d.ln2.w", (int)l);
+            for (size_t i = 0; i < sizeof lattn / sizeof lattn[0]; i++) NAME("blocks.%d.attn.%s", (int)l, lattn[i]);
+            for (size_t i = 0; i < sizeof lmlp / sizeof lmlp[0]; i++) NAME("blocks.%d.mlp.%s", (int)l, lmlp[i]);
+        }
+        NAME("ln_final.w");
+        NAME("W_U");
+        NAME("b_U");
         lt_buf_printf(b, "]");
         return;
     }
@@ -229,7 +294,7 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
     view v;
     const bool found = m->family == LT_FAMILY_GPT2          ? gpt2_view(m, name, &v)
                        : m->family == LT_FAMILY_TRANSFORMER ? transformer_view(m, name, &v)
-                                                            : false;
+                                                            : llama_view(m, name, &v);
     if (!found)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%.100s\" (see model_tensors "
                                                 "in its description)", name);
@@ -262,11 +327,19 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
             for (size_t j = 0; j < (size_t)v.shape[0]; j++)
                 for (size_t i = 0; i < (size_t)v.shape[1]; i++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + j);
             break;
-        case LAY_HEADS_IN:
-            for (size_t h = 0; h < H; h++)
+        case LAY_HEADS_IN: {
+            const size_t g = v.group > 1 ? (size_t)v.group : 1;
+            for (size_t h = 0; h < (size_t)v.shape[0]; h++)
                 for (size_t i = 0; i < v.d_in; i++)
-                    for (size_t e = 0; e < dh; e++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + h * dh + e);
+                    for (size_t e = 0; e < dh; e++) t[k++] = lt_mat_at(&v.mat, v.d_in, i, v.col0 + h / g * dh + e);
             break;
+        }
+        case LAY_HEAD_BIAS: {
+            const size_t g = v.group > 1 ? (size_t)v.group : 1;
+            for (size_t h = 0; h < (size_t)v.shape[0]; h++)
+                for (size_t e = 0; e < dh; e++) t[k++] = v.direct ? v.direct[h / g * dh + e] : 0.0f;
+            break;
+        }
         case LAY_HEADS_OUT:
             for (size_t h = 0; h < H; h++)
                 for (size_t e = 0; e < dh; e++)

@@ -109,6 +109,45 @@ def run(cfg, w, ids, edits=None):
     return hooks
 
 
+def tl_weights(cfg, w):
+    """The weights by TransformerLens name, in TransformerLens's shapes (its Llama conversion):
+    q = x W_Q[h] + b_Q[h]; grouped-query keys and values as stored, _W_K and _W_V [n_kv_heads,
+    d_model, d_head], and W_K, W_V, b_K, b_V repeated for every query head that reads them; the
+    output sum_h z[h] W_O[h] + b_O; the gated MLP's W_gate and W_in (up) [d_model, d_mlp] and W_out;
+    the biases a model lacks as zeros; RMSNorm weights only (no b)."""
+    d, H, Hkv, dh = dims(cfg)
+    f = cfg["intermediate_size"]
+    tied = cfg.get("tie_word_embeddings", False)
+    group = H // Hkv
+    out = {"W_E": w["embed_tokens.weight"], "ln_final.w": w["norm.weight"],
+           "W_U": (w["embed_tokens.weight"] if tied else w["lm_head.weight"]).T,
+           "b_U": torch.zeros(cfg["vocab_size"], dtype=torch.float64)}
+    for l in range(cfg["num_hidden_layers"]):
+        p, b = f"layers.{l}.", f"blocks.{l}."
+        out[b + "ln1.w"] = w[p + "input_layernorm.weight"]
+        out[b + "ln2.w"] = w[p + "post_attention_layernorm.weight"]
+        for name, heads in (("q", H), ("k", Hkv), ("v", Hkv)):
+            W = w[p + f"self_attn.{name}_proj.weight"].T.reshape(d, heads, dh).permute(1, 0, 2)
+            bias = w.get(p + f"self_attn.{name}_proj.bias")
+            bias = (bias if bias is not None else torch.zeros(heads * dh, dtype=torch.float64)).reshape(heads, dh)
+            if name == "q":
+                out[b + "attn.W_Q"], out[b + "attn.b_Q"] = W, bias
+            else:
+                N = name.upper()
+                out[b + f"attn._W_{N}"], out[b + f"attn._b_{N}"] = W, bias
+                out[b + f"attn.W_{N}"] = W.repeat_interleave(group, dim=0)
+                out[b + f"attn.b_{N}"] = bias.repeat_interleave(group, dim=0)
+        out[b + "attn.W_O"] = w[p + "self_attn.o_proj.weight"].T.reshape(H, dh, d)
+        ob = w.get(p + "self_attn.o_proj.bias")
+        out[b + "attn.b_O"] = ob if ob is not None else torch.zeros(d, dtype=torch.float64)
+        out[b + "mlp.W_in"] = w[p + "mlp.up_proj.weight"].T
+        out[b + "mlp.W_gate"] = w[p + "mlp.gate_proj.weight"].T
+        out[b + "mlp.W_out"] = w[p + "mlp.down_proj.weight"].T
+        out[b + "mlp.b_in"] = torch.zeros(f, dtype=torch.float64)
+        out[b + "mlp.b_out"] = torch.zeros(d, dtype=torch.float64)
+    return out
+
+
 def main():
     cfg, w = load_model(sys.argv[1])
     ids = [int(a) for a in sys.argv[2:]]

@@ -426,6 +426,7 @@ def write_llama_fixture(name, spec):
     hooks = llama_ref.run(cfg_back, w_back, prompt)
     safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
                         {"prompt": json.dumps(prompt)})
+    write_tl_weights(folder, llama_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 
