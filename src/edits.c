@@ -325,11 +325,19 @@ static int32_t missing(const char *what, const char *needs) {
 #define LENS_NEEDS "blocks.*.hook_resid_pre, blocks.*.hook_resid_post"
 #define ATTRIBUTION_NEEDS "blocks.*.attn.hook_z, blocks.*.hook_mlp_out"
 
+/* The decoder-only families the lens and attribution know (their final norm and output
+ * projection): GPT-2 (LayerNorm: centred) and Llama-style (RMSNorm: not centred, no bias). */
+static bool lens_family(const lt_model *m) { return m->family == LT_FAMILY_GPT2 || m->family == LT_FAMILY_LLAMA; }
+
+static const lt_mat *attn_out_w(const lt_model *m, int32_t l) {
+    return m->family == LT_FAMILY_LLAMA ? &m->llama[l].o_w : &m->layers[l].attn_proj_w;
+}
+
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
     const lt_model *m = s->model;
-    if (m->family != LT_FAMILY_GPT2)
-        return lt_fail(LT_ERR_UNSUPPORTED, "logit lens: lantern computes it for GPT-2 models only, so far");
+    if (!lens_family(m))
+        return lt_fail(LT_ERR_UNSUPPORTED, "logit lens: lantern computes it for decoder-only models only, so far");
     if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is negative", (int)row);
     const int32_t d = m->d_model;
     char name[MAX_NAME];
@@ -340,13 +348,17 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
         else snprintf(name, sizeof name, "blocks.%d.hook_resid_post", (int)(m->n_layer - 1));
         const float *r = captured_row(s, name, row, d);
         if (!r) return missing("logit lens", LENS_NEEDS);
-        /* TransformerLens's apply_ln_to_stack: centred, divided by the final LayerNorm's cached
-         * scale, then its weight and bias (which TransformerLens folds into W_U and b_U) */
+        /* TransformerLens's apply_ln_to_stack: centred (LayerNorm, not RMSNorm), divided by the
+         * final norm's cached scale, then its weight and bias (which TransformerLens folds into
+         * W_U and b_U) */
         double mean = 0;
-        for (int32_t i = 0; i < d; i++) mean += r[i];
-        mean /= d;
+        if (!m->rms_norm) {
+            for (int32_t i = 0; i < d; i++) mean += r[i];
+            mean /= d;
+        }
         float *x = s->tmp;
-        for (int32_t i = 0; i < d; i++) x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + m->ln_f_b[i];
+        for (int32_t i = 0; i < d; i++)
+            x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + (m->ln_f_b ? m->ln_f_b[i] : 0.0f);
         m->ops->unembed(s, out + (size_t)l * m->n_vocab, x, 1);
     }
     return LT_OK;
@@ -355,8 +367,8 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
 int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit attribution: missing argument");
     const lt_model *m = s->model;
-    if (m->family != LT_FAMILY_GPT2)
-        return lt_fail(LT_ERR_UNSUPPORTED, "logit attribution: lantern computes it for GPT-2 models only, so far");
+    if (!lens_family(m))
+        return lt_fail(LT_ERR_UNSUPPORTED, "logit attribution: lantern computes it for decoder-only models only, so far");
     if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit attribution: row %d is negative", (int)row);
     if (token < 0 || token >= m->n_vocab)
         return lt_fail(LT_ERR_OUT_OF_RANGE, "logit attribution: token id %d is outside the vocabulary [0, %d)", (int)token,
@@ -380,14 +392,16 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
                 for (int32_t j = 0; j < d; j++) {
                     double acc = 0;
                     for (int32_t e = 0; e < dh; e++)
-                        acc += (double)z[h * dh + e] * lt_mat_at(&m->layers[l].attn_proj_w, (size_t)d, (size_t)(h * dh + e), (size_t)j);
+                        acc += (double)z[h * dh + e] * lt_mat_at(attn_out_w(m, l), (size_t)d, (size_t)(h * dh + e), (size_t)j);
                     c[j] = (float)acc;
                 }
             else
                 memcpy(c, mlp, (size_t)d * sizeof *c);
             double mean = 0, dot = 0;
-            for (int32_t j = 0; j < d; j++) mean += c[j];
-            mean /= d;
+            if (!m->rms_norm) {
+                for (int32_t j = 0; j < d; j++) mean += c[j];
+                mean /= d;
+            }
             for (int32_t j = 0; j < d; j++) dot += (c[j] - mean) * dir[j];
             out[h < H ? l * H + h : m->n_layer * H + l] = (float)(dot / scale[0]);
         }

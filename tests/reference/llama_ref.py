@@ -109,6 +109,35 @@ def run(cfg, w, ids, edits=None):
     return hooks
 
 
+def logit_lens(cfg, w, hooks, row):
+    """TransformerLens's logit lens at one position for an RMSNorm model: each layer's incoming
+    residual stream, then the last one, divided by the final norm's cached scale (no centring),
+    times its weight, unembedded: [n_layer + 1, n_vocab]."""
+    n_layer = cfg["num_hidden_layers"]
+    tied = cfg.get("tie_word_embeddings", False)
+    stack = [hooks[f"blocks.{l}.hook_resid_pre"][row] for l in range(n_layer)]
+    stack.append(hooks[f"blocks.{n_layer - 1}.hook_resid_post"][row])
+    x = torch.stack(stack) / hooks["ln_final.hook_scale"][row] * w["norm.weight"]
+    return x @ (w["embed_tokens.weight"] if tied else w["lm_head.weight"]).T
+
+
+def logit_attribution(cfg, w, hooks, row, token):
+    """Direct logit attribution at one position: each head's z_h W_O[h] and each MLP's output,
+    divided by the final norm's cached scale, dotted with norm.weight * W_U[:, token]: [n_layer *
+    n_head] heads, layer by layer, then [n_layer] MLPs."""
+    d, H, _, dh = dims(cfg)
+    n_layer = cfg["num_hidden_layers"]
+    tied = cfg.get("tie_word_embeddings", False)
+    direction = w["norm.weight"] * (w["embed_tokens.weight"] if tied else w["lm_head.weight"])[token]
+    parts = []
+    for l in range(n_layer):
+        z = hooks[f"blocks.{l}.attn.hook_z"][row]
+        W_O = w[f"layers.{l}.self_attn.o_proj.weight"].T.reshape(H, dh, d)
+        parts.append(torch.einsum("he,hed->hd", z, W_O))
+    parts.append(torch.stack([hooks[f"blocks.{l}.hook_mlp_out"][row] for l in range(n_layer)]))
+    return (torch.cat(parts) / hooks["ln_final.hook_scale"][row]) @ direction
+
+
 def tl_weights(cfg, w):
     """The weights by TransformerLens name, in TransformerLens's shapes (its Llama conversion):
     q = x W_Q[h] + b_Q[h]; grouped-query keys and values as stored, _W_K and _W_V [n_kv_heads,

@@ -485,17 +485,17 @@ def write_transformer_edits(name):
     print(f"{name}: {len(cases)} intervention cases")
 
 
-def write_lens(name):
+def write_lens(name, ref=gpt2_ref):
     """The twin's logit lens at the first and last positions of the fixture's prompt."""
     folder = os.path.join(OUT, name)
-    cfg, w = gpt2_ref.load_model(folder)
+    cfg, w = ref.load_model(folder)
     _, meta = safetensors_io.load(os.path.join(folder, "golden.safetensors"))
     prompt = json.loads(meta["prompt"])
-    hooks = gpt2_ref.run(cfg, w, prompt)
+    hooks = ref.run(cfg, w, prompt)
     rows = [0, len(prompt) - 1]
     tokens = [prompt[r] for r in rows]  # attribution to the token at that position: any id will do
-    out = {f"row{r}": gpt2_ref.logit_lens(cfg, w, hooks, r).to(torch.float32) for r in rows}
-    out.update({f"attr{r}": gpt2_ref.logit_attribution(cfg, w, hooks, r, t).to(torch.float32) for r, t in zip(rows, tokens)})
+    out = {f"row{r}": ref.logit_lens(cfg, w, hooks, r).to(torch.float32) for r in rows}
+    out.update({f"attr{r}": ref.logit_attribution(cfg, w, hooks, r, t).to(torch.float32) for r, t in zip(rows, tokens)})
     safetensors_io.save(os.path.join(folder, "lens.safetensors"), out, {"rows": json.dumps(rows), "tokens": json.dumps(tokens)})
 
 
@@ -511,6 +511,7 @@ def main():
         write_transformer_edits(name)
     for name, spec in LLAMA_FIXTURES.items():
         write_llama_fixture(name, spec)
+        write_lens(name, llama_ref)
 
 
 if __name__ == "__main__":
