@@ -35,6 +35,7 @@ after(async () => {
 test('make dist writes the page, the engine builds, the models and a README, and nothing of the server', () => {
   for (const f of ['index.html', 'README.md', 'web/index.html', 'web/lantern.js', 'web/worker.js', 'web/lantern.wasm',
     'web/lantern-relaxed.wasm', 'web/lantern-threads.wasm', 'web/lantern-thread.js', 'web/embed-example.html',
+    'web/lantern-view.js', 'web/element-example.html',
     'weights/austen/model.safetensors', 'weights/zh-en/tokenizer.json', 'tests/fixtures/gpt2-tiny/vocab.json']) {
     assert.ok(existsSync(join(dist, f)), f);
   }
@@ -83,5 +84,32 @@ test('served as it is (no headers), the page runs the engine on one thread; with
       server.close();
       server.closeAllConnections();
     }
+  }
+});
+
+test('the article written with <lantern-view>, served as it is: every element starts when scrolled to, one worker per model', async () => {
+  const server = await serve(0, '127.0.0.1', { isolated: false, root: dist });
+  try {
+    const origin = `http://127.0.0.1:${server.address().port}`;
+    const page = await browser.newPage({ viewport: { width: 800, height: 900 } });
+    const requests = [], errors = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${origin}/web/element-example.html`);
+    const states = () => page.evaluate(() => [...document.querySelectorAll('lantern-view')].map((e) => e.shadowRoot.querySelector('.lv').dataset.state));
+    assert.ok((await states()).includes('waiting'), 'the elements below the fold wait');
+    for (let i = 0; i < (await states()).length; i++) {
+      await page.evaluate((k) => document.querySelectorAll('lantern-view')[k].scrollIntoView(), i);
+      await page.waitForFunction((k) => document.querySelectorAll('lantern-view')[k].shadowRoot.querySelector('.lv').dataset.ready === 'true', i, { timeout: 60000 });
+    }
+    assert.deepEqual(await states(), Array(5).fill('ready'));
+    assert.equal(page.workers().length, 3, 'induction, austen (three elements) and zh-en');
+    assert.equal(requests.filter((u) => u.endsWith('/weights/austen/model.safetensors')).length, 1);
+    assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:')), []);
+    assert.deepEqual(errors, []);
+    await page.close();
+  } finally {
+    server.close();
+    server.closeAllConnections();
   }
 });

@@ -6,8 +6,10 @@
 // failure prints the seed and the query string.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeState, encodeState, validTemperature, validTopK, validTopP, validSeed, STAGES, KINDS, VIEWS, LANGS, NORMS } from '../web/state.js';
+import { decodeState, encodeState, validTemperature, validTopK, validTopP, validSeed, validFactor, STAGES, KINDS, VIEWS, LANGS, NORMS, MAX_ABLATIONS, GUIDE_STEPS } from '../web/state.js';
+import { LIMITS as SANDBOX_LIMITS } from '../web/sandbox.js';
 import { createLantern } from '../web/lantern.js';
+import { modelBaseUrl } from '../web/fetch-model.js';
 
 import { readFileSync } from 'node:fs';
 
@@ -35,18 +37,26 @@ function generator(seed) {
 }
 
 const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'ln', 'stage', 'temperature', 'topk', 'topp', 'seed',
-  'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'unknown', ''];
+  'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'precision', 'ablate', 'corrupt', 'metric', 'dla', 'target', 'guide', 'sandbox', 'unknown', ''];
 const NUMBERS = ['0', '1', '-1', '2', '1.5', '1e-50', '1e39', '1e-6', '1e6', '1000001', 'NaN', 'Infinity', '-0', '0x10', '4294967297',
   '2147483647', '2147483648', '9007199254740993', '', ' 1', '1 ', '01', '1e3', '.5', '5.', '+3', '٣'];
 const WORDS = ['pattern', 'masked', 'scores', 'cross', 'decoder', 'encoder', 'probs', 'attention', 'grid', 'translate', 'text',
-  'positions', 'steps', 'embed', 'norm', 'ffn', 'output', 'ln1', 'ln2', 'ln3', 'final', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
+  'positions', 'steps', 'embed', 'norm', 'ffn', 'output', 'ablate', 'patching', 'lens', 'attribution', '1.2z', '0.3m', '1.0s0.5', '0.0s-0', '1.1s1e-300',
+  '2.2s1e7', '0.1s-1000000', '0.1s.5', '1.2z,1.2m', '0.0s1234567.123456789012e-5', '0.0s0.000000000001e-99', '1.1', 'z', '1,2', 'residual', 'sandbox', '9', '8',
+  '["1, 0",[["a","1, 0","2"]],"1 0; 0 1","1 0; 0 1","1, 1"]', '["x",[["a","b","c"],["d","e","f"]],"","",""]', '["1, 0",[],"1","1","1"]', '[1,[],2,3,4]', 'ln1', 'ln2', 'ln3', 'final', 'en', 'zh', 'strict', 'relaxed', 'threads', 'files', ...MODELS, '__proto__', 'constructor', 'toString'];
+// model folders by URL: Hub pages, file URLs, odd schemes and forms
+const URLS = ['https://huggingface.co/openai-community/gpt2', 'https://huggingface.co/gpt2/blob/main/config.json', 'https://huggingface.co/a/b/tree/v1.0',
+  'https://huggingface.co/a', 'https://hf.co/a/b', 'http://hf.co/a', 'https://huggingface.co/resolve', 'https://huggingface.co/a/tree', 'http://127.0.0.1:9/o/n/resolve/main/', 'HTTPS://EX.COM/A/',
+  'https://ex.com/x.json/', 'https://ex.com//a//b/model.safetensors?x=1#y', 'https://u:p@ex.com/', 'https://', 'http:/x', 'javascript:alert(1)',
+  'file:///etc/passwd', 'https://ex.com/%2F..%2F/', 'https://ex.com/a b/', 'https://[::1]:8/m/', 'https://xn--fsq.com/模型/', 'int8'];
 const PIECES = ['%', '%FF', '%E4%BD%A0', '%00', '&', '=', '+', '#', '?', ',', ',,', '\uFEFF', '\u202E', '😀', '\uD800', '<script>', '"', '\\'];
 
 function randomValue(rand) {
   const r = rand();
   const pick = (list) => list[Math.floor(rand() * list.length)];
   if (r < 0.35) return pick(NUMBERS);
-  if (r < 0.6) return pick(WORDS);
+  if (r < 0.5) return pick(WORDS);
+  if (r < 0.6) return pick(URLS) + (rand() < 0.3 ? pick(WORDS) : '');
   if (r < 0.75) return Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(NUMBERS)).join(',');
   let s = '';
   for (let n = Math.floor(rand() * 8); n > 0; n--) s += rand() < 0.5 ? pick(PIECES) : String.fromCharCode(Math.floor(rand() * 0x3000));
@@ -71,13 +81,22 @@ const CORPUS = [
   '?temperature=1e-50', '?temperature=1e39', '?temperature=-0', '?temperature=Infinity', '?temperature=%20',
   '?prompt=%FF', '?prompt=%', '?prompt=\uFEFFhello', '?steps=1,2,,x,-3,1e3,9999999999', '?hist=5&steps=1', '?hist=-1',
   '?layer=1&layer=2', '?query=-0&key=-0', '?query=1000001', '?query=3&key=2&view=steps', '?ln=final&view=norm', '?ln=ln4', '?ln=LN1&view=ffn', '?view=embed&query=0', '?key=1e3', '?query=%203', '?stage=__proto__', '?view=constructor', '?lang=ZH', '?embed=true', '?engine=auto', '?attn=toString',
-  '?model=__proto__', '?model=files', `?prompt=${'x'.repeat(100000)}`, `?steps=${Array(5000).fill(7).join(',')}`,
+  '?ablate=1.2z,0.3m,1.0s0.5', '?ablate=1.2z,1.2m,1.2s3', '?ablate=0.0s1e-320', '?ablate=0.0s-0.0', '?ablate=0.0sNaN,0.1sInfinity,0.2s1e6,0.3s-1000001',
+  `?ablate=${Array.from({ length: 5000 }, (_, k) => `${k % 50}.${Math.floor(k / 50)}z`).join(',')}`, '?metric=1,2', '?metric=1,2,3', '?metric=-1,2', '?dla=0&view=attribution',
+  '?corrupt=&view=patching', '?corrupt=%FF&metric=0,0', '?dla=1e3', '?view=lens&query=2',
+  '?view=residual&target=5&query=2', '?target=-1', '?target=1e3', '?guide=0', '?guide=9', '?guide=8&view=output', '?guide=1.5',
+  '?view=sandbox&sandbox=%5B%22x%22%2C%5B%5D%2C%22%22%2C%22%22%2C%22%22%5D', '?sandbox=%5B%221%2C%200%22%2C%5B%5B%22Alice%22%2C%221%2C%200%22%2C%2290%22%5D%2C%5B%22Bob%22%2C%221%2C%201%22%2C%2275%22%5D%2C%5B%22Carol%22%2C%220%2C%201%22%2C%2260%22%5D%2C%5B%22Dave%22%2C%221%2C%20-1%22%2C%2285%22%5D%5D%2C%221%200%3B%200%201%22%2C%221%200%3B%200%201%22%2C%221%2C%201%22%5D', '?sandbox=%7B', '?sandbox=null',
+  '?model=__proto__', '?model=files', ...URLS.map((u) => `?model=${encodeURIComponent(u)}`), '?model=https://huggingface.co/gpt2&precision=int8',
+  '?precision=INT8', '?precision=f32', `?prompt=${'x'.repeat(100000)}`, `?steps=${Array(5000).fill(7).join(',')}`,
 ];
 
 /** Every field of a decoded state is inside its domain, and inside what the engine's API takes. */
 function checkDomain(s, query) {
   const where = `for ${JSON.stringify(query.slice(0, 200))}`;
-  assert.ok(s.model === 'files' || MODELS.includes(s.model), `model ${where}`);
+  assert.ok(s.model === 'files' || s.model === 'url' || MODELS.includes(s.model), `model ${where}`);
+  // a model by URL: an http(s) folder URL ending in '/', already in the form the codec writes
+  assert.ok(s.model === 'url' ? /^https?:\/\/[^/]+\/(.*\/)?$/.test(s.modelUrl) && modelBaseUrl(s.modelUrl) === s.modelUrl : s.modelUrl === null, `modelUrl ${s.modelUrl} ${where}`);
+  assert.ok(s.precision === null || s.precision === 'int8', `precision ${where}`);
   assert.ok(s.filesName === null || typeof s.filesName === 'string', where);
   assert.ok(s.prompt === null || typeof s.prompt === 'string', where);
   assert.ok(Array.isArray(s.steps) && s.steps.every((id) => Number.isInteger(id) && id >= 0 && id < 2 ** 31), `steps ${where}`);
@@ -93,6 +112,23 @@ function checkDomain(s, query) {
   assert.ok(s.ln === null || NORMS.includes(s.ln), `ln ${where}`);
   assert.ok(s.engine === null || ['strict', 'relaxed', 'threads'].includes(s.engine), where);
   for (const k of ['mean', 'hideFirst', 'embed', 'langInUrl']) assert.equal(typeof s[k], 'boolean', `${k} ${where}`);
+  // the interventions: each ablation a layer, a head, a mode and a factor the engine takes, one per head
+  assert.ok(Array.isArray(s.ablate) && s.ablate.length <= MAX_ABLATIONS, `ablate ${where}`);
+  const heads = new Set();
+  for (const a of s.ablate) {
+    assert.ok(Number.isInteger(a.layer) && a.layer >= 0 && a.layer <= 999999 && Number.isInteger(a.head) && a.head >= 0 && a.head <= 999999, `ablate ${where}`);
+    assert.ok(['z', 'm', 's'].includes(a.mode) && validFactor(a.factor) && !Object.is(a.factor, -0), `ablate mode ${where}`);
+    assert.ok(!heads.has(`${a.layer}.${a.head}`), `ablate: one entry per head ${where}`);
+    heads.add(`${a.layer}.${a.head}`);
+  }
+  assert.ok(s.corrupt === null || typeof s.corrupt === 'string', `corrupt ${where}`);
+  assert.ok(s.metric === null || (s.metric.length === 2 && s.metric.every((id) => Number.isInteger(id) && id >= 0 && id < 1e9)), `metric ${where}`);
+  assert.ok(s.dla === null || (Number.isInteger(s.dla) && s.dla >= 0 && s.dla <= 1e9), `dla ${where}`);
+  // the residual view's token, the guided path's step, the sandbox's fields (text, bounded)
+  assert.ok(s.target === null || (Number.isInteger(s.target) && s.target >= 0 && s.target <= 1e9), `target ${where}`);
+  assert.ok(s.guide === null || (Number.isInteger(s.guide) && s.guide >= 1 && s.guide <= GUIDE_STEPS), `guide ${where}`);
+  assert.ok(s.sandbox === null || (typeof s.sandbox.q === 'string' && Array.isArray(s.sandbox.rows) && s.sandbox.rows.length <= SANDBOX_LIMITS.rows + 4 &&
+    s.sandbox.rows.every((r) => r.length === 3 && r.every((x) => typeof x === 'string'))), `sandbox ${where}`);
 }
 
 /** What the URL carries of a state: decode(encode(s)) must give these back. */
@@ -105,6 +141,13 @@ function checkEngineTakes(s, query) {
   const p = session.probs({ temperature: s.temperature ?? 1, topK: s.topK, topP: s.topP });
   assert.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-5, query);
   session.setSeed(s.seed);
+  // an ablation's factor is one session.edit takes (on a head the fixture has)
+  const { n_layer: nl, n_head: nh } = model.info;
+  const a = s.ablate.find((x) => x.mode === 's');
+  if (a) {
+    session.edit({ hook: `blocks.${a.layer % nl}.attn.hook_z`, op: 'scale', factor: a.factor, heads: [a.head % nh] });
+    session.clearEdits();
+  }
 }
 
 function checkOne(query) {

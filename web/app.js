@@ -26,10 +26,28 @@
 //   steps.js        (used by the worker) the stages of that computation from the engine's tensors
 //   stages.js       (used by the worker) the block views' stages from the engine's tensors
 //   output.js       (used by the worker) log-softmax, cross-entropy, perplexity, entropy from the engine's logits
+//   views/residual.js the residual stream: its norm per layer and token, and each part's share of one token's logit
+//   views/sandbox.js the soft-lookup sandbox: attention as a database query (computed on the page: not a model)
+//   learn.js        the residual and sandbox views' wiring, the presets, the guided tour, the glossary dialog
+//   residual.js     (used by the worker) the stream's norms and the logit's parts from the engine's tensors
+//   sandbox.js      the sandbox's float64 lookups (dot, scaled dot, additive), its parsing and its URL value
+//   guide.js        the guided tour's steps and the presets, as state patches
+//   views/ablate.js the head ablations (zero, mean, scale) on a layer x head grid; next token before and after
+//   views/patching.js activation patching: corrupted prompt, metric, heatmaps over layer x position and layer x head
+//   views/lens.js   the logit lens: layers x positions, the top token and the final prediction's probability
+//   views/attribution.js direct logit attribution: a bar per head and MLP toward a token
+//   experiments.js  (used by the worker) the ablations in force on every session; the intervention views' data
+//   interventions.js (used by the worker) head means, softmax of the lens, rankings, the patching sweeps
+//   fetch-model.js  (used by the worker) a model folder by URL: progress, the Cache API, errors by file
+//   export.js       a view as SVG/PNG, the tensors as .npz/JSON (npy.js), the iframe and element snippets
+//   export-menu.js  the Export menu that offers them
+//   lantern-view.js <lantern-view>, the views above in a custom element for any page (not used by this page)
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic } from './i18n.js';
 import { createClient } from './client.js';
+import { modelBaseUrl, modelUrlName, ASK_ABOVE, cachedModels, clearModelCache } from './fetch-model.js';
+import { createExportMenu } from './export-menu.js';
 import { createText } from './views/text.js';
 import { createTop } from './views/top.js';
 import { createHeatmap } from './views/heatmap.js';
@@ -41,6 +59,11 @@ import { createPositions } from './views/positions.js';
 import { createSteps } from './views/steps.js';
 import { createEmbed, createNorm, createFfn } from './views/block.js';
 import { createOutput } from './views/output.js';
+import { createLearn } from './learn.js';
+import { createAblate } from './views/ablate.js';
+import { createPatching } from './views/patching.js';
+import { createLens } from './views/lens.js';
+import { createAttribution } from './views/attribution.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -57,6 +80,7 @@ const MODELS = [
   { id: 'gpt2-tiny', name: 'gpt2-tiny: random weights, a test fixture', zh: 'gpt2-tiny：随机权重，测试用', base: '../tests/fixtures/gpt2-tiny/',
     prompt: 'The query of one position is compared with the keys' },
 ];
+const URL_PROMPT = 'The quick brown fox jumps over the lazy dog, and then'; // a model opened by URL, until one is typed
 
 const store = createStore(decodeState(location.search, MODELS.map((m) => m.id)));
 const S = store.state;
@@ -174,6 +198,89 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
 const outputWanted = () => outputOnScreen && (!S.embed || S.view === 'output');
 let outputDrawn = null; // the worker's key of the output drawn
 
+// the residual stream, the sandbox, the presets, the guided tour and the glossary dialog (learn.js)
+const learn = createLearn({ store, translating, requestView: () => requestView() });
+
+// the intervention views (#15): each asked of the worker only while on screen (or embedded). The
+// ablations are the page's state (ablate=): the worker keeps them in force on every session, so
+// every view shows the edited run; the ablate view shows the next token before and after.
+const IV_VIEWS = ['ablate', 'patching', 'lens', 'attribution'];
+const sameHead = (a, layer, head) => a.layer === layer && a.head === head;
+const ablateView = createAblate({
+  root: $('ablate'), grid: $('ablate-grid'), mode: $('ablate-mode'), factor: $('ablate-factor'), clear: $('ablate-clear'), summary: $('ablate-summary'),
+  onToggle: (layer, head, mode, factor) => {
+    const had = S.ablate.find((a) => sameHead(a, layer, head));
+    const rest = S.ablate.filter((a) => !sameHead(a, layer, head));
+    const same = had && had.mode === mode && (mode !== 's' || had.factor === factor);
+    store.set({ ablate: same ? rest : [...rest, { layer, head, mode, factor: mode === 's' ? factor : 1 }] });
+  },
+  onClear: () => store.set({ ablate: [] }),
+});
+const patchView = createPatching({
+  root: $('patching'), corrupt: $('patch-corrupt'), tokA: $('patch-a'), tokB: $('patch-b'), run: $('patch-run'), status: $('patch-status'), note: $('patch-note'),
+  onCorrupt: (text) => store.set({ corrupt: text }),
+  onMetric: (pair) => store.set({ metric: pair }),
+  onRun: () => runPatching(),
+});
+const lensView = createLens({ root: $('lens'), query: $('lens-query'), onQuery: pickQuery });
+const attrView = createAttribution({ root: $('attribution'), query: $('attribution-query'), token: $('attribution-token'), onQuery: (i) => store.set({ query: i, key: null, dla: null }), onToken: (id) => store.set({ dla: id }) });
+const ivOnScreen = new Set(S.embed && IV_VIEWS.includes(S.view) ? [S.view] : []);
+if (!S.embed && 'IntersectionObserver' in globalThis) {
+  const observer = new IntersectionObserver((entries) => {
+    let added = false;
+    for (const e of entries) {
+      const name = e.target.id.replace('-panel', '');
+      if (e.isIntersecting && !ivOnScreen.has(name)) { ivOnScreen.add(name); added = true; } else if (!e.isIntersecting) ivOnScreen.delete(name);
+    }
+    if (added) requestView();
+  }, { rootMargin: '600px 0px' });
+  for (const name of IV_VIEWS) observer.observe($(`${name}-panel`));
+} else if (!S.embed) for (const name of IV_VIEWS) ivOnScreen.add(name);
+const ivWanted = (name) => ivOnScreen.has(name) && (!S.embed || S.view === name);
+function ivWant() {
+  const w = {};
+  if (ivWanted('ablate')) w.ablate = { list: S.ablate, key: ablateView.key };
+  if (ivWanted('lens')) w.lens = { query: S.query, key: lensView.key };
+  if (ivWanted('attribution')) w.attribution = { query: S.query, token: S.dla, key: attrView.key };
+  if (ivWanted('patching')) w.patching = { corrupt: S.corrupt, a: S.metric?.[0] ?? null, b: S.metric?.[1] ?? null, key: patchView.key };
+  return Object.keys(w).length ? w : null;
+}
+function drawInterventions(v) {
+  const d = v.interv;
+  ablateView.update(d.ablate);
+  patchView.update(d.patching);
+  lensView.update(d.lens, v.tokens);
+  attrView.update(d.attribution, v.tokens);
+}
+/** The ablations are in force on every view: said where the next token is. */
+let editsShown = 0;
+function describeEdits(n = editsShown) {
+  editsShown = n;
+  $('edits-note').hidden = !n;
+  $('edits-text').textContent = n && info ? t('iv.editsNote', S.ablate.filter((a) => a.layer < info.n_layer && a.head < info.n_head).map((a) => `L${a.layer}H${a.head}`).join(', ')) : '';
+}
+const headDims = () => (info && !translating() ? { L: info.n_layer, H: info.n_head } : null);
+// activation patching runs on request, in the worker (its own message: it may take a while, and
+// the page stays live and says how far it is)
+let patchId = 1e9, patchAsked = null;
+const patchRequest = () => {
+  const setup = patchView.setup;
+  return { seq: seq(), corrupt: S.corrupt ?? setup.corruptText, a: S.metric?.[0] ?? setup.a, b: S.metric?.[1] ?? setup.b };
+};
+function runPatching() {
+  const setup = patchView.setup;
+  if (!info || !setup || setup.gptOnly) return;
+  patchView.busy(0, 2);
+  const req = patchRequest();
+  patchAsked = JSON.stringify(req);
+  worker.postMessage({ type: 'patch', id: ++patchId, ...req });
+}
+/** A sweep is drawn only if the prompts and the metric are still the ones it ran on. */
+function onPatched(d) {
+  if (patchView.setup && JSON.stringify(patchRequest()) !== patchAsked) patchView.error(t('iv.stale'));
+  else patchView.done(d);
+}
+
 function drawOutput(v) {
   const o = v.output;
   outputDrawn = o.key;
@@ -253,6 +360,10 @@ function drawView(v) {
   }
   if (v.block) drawBlock(v);
   if (v.output) drawOutput(v);
+  learn.drawn(v);
+  if (v.interv) drawInterventions(v);
+  grid.markAblated?.(S.ablate);
+  describeEdits(v.edits);
   drawHistory();
   $('error').textContent = '';
   // a full context is said once: by the end of a generation, else here
@@ -279,6 +390,8 @@ function clearViews() {
   outputView.clear();
   outputDrawn = null;
   describeOutput();
+  learn.clear();
+  ablateView.clear(); patchView.clear(); lensView.clear(); attrView.clear(); describeEdits(0);
 }
 
 // ---------------------------------------------------------------- requests
@@ -293,7 +406,7 @@ function requestView() {
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps, block, output });
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant() });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */
@@ -310,7 +423,7 @@ function generate(n) {
   document.body.dataset.generating = 'true';
   $('stop').disabled = false;
   $('step').disabled = $('generate').disabled = true;
-  client.generate({ seq: seq(), look: look(), sampling: sampling(), topN: 15, seed: S.seed, n, gridKey: grid.key });
+  client.generate({ seq: seq(), look: look(), sampling: sampling(), topN: 15, seed: S.seed, n, gridKey: grid.key, ablate: S.ablate });
 }
 const translate = () => generate(info.n_ctx);
 
@@ -351,6 +464,8 @@ function onGenerated(d) {
 
 function onError(d) {
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
+  if (d.during === 'patch') { patchView.error(message); return; }
+  if (d.during === 'load' && pendingUrl) { urlFailed(d, message); return; }
   if (d.during === 'load-files') {
     refusedFilesName = d.code === 'unused-tensors' ? pendingFilesName : null;
     $('open-anyway').hidden = refusedFilesName == null;
@@ -373,7 +488,8 @@ function describeModel() {
   const name = loaded.origin === 'files' ? t('yourModel') : loaded.name; // the files' names are in the menu
   const ignored = /^(\d+) tensors? in model\.safetensors/.exec(info.warnings?.[0] ?? '');
   $('model-name').textContent = (translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine)) +
-    (ignored ? t('ignoredTensors', Number(ignored[1])) : '');
+    (ignored ? t('ignoredTensors', Number(ignored[1])) : '') +
+    (info.weights_in_memory === 'INT8' ? t('inMemory', info.weights_in_memory) : ''); // as chosen before a large download
 }
 
 function onLoaded(d) {
@@ -385,10 +501,19 @@ function onLoaded(d) {
     pendingFilesName = null;
     fillModelMenu();
   }
+  if (d.origin === 'url') {
+    const keep = S.model === 'url' && S.modelUrl === d.base; // the model this page's URL names
+    store.set({ model: 'url', modelUrl: d.base, precision: d.precision === 'int8' ? 'int8' : null, ...(keep ? {} : { steps: [], hist: null }) });
+    pendingUrl = null;
+    previous = null;
+    $('model-url').value = d.base;
+    fillModelMenu();
+    showCache();
+  }
   $('files-needed').hidden = true;
   $('open-anyway').hidden = true;
   $('progress').value = 1;
-  $('progress-text').textContent = '';
+  $('progress-text').textContent = d.origin === 'url' && d.fromCache ? t('fromCache') : '';
   describeModel();
   document.body.dataset.engine = d.build;
   document.body.dataset.mode = translating() ? 'translate' : 'generate';
@@ -399,6 +524,7 @@ function onLoaded(d) {
   $('prose-box').hidden = translating();
   if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
   fillLayers();
+  ablateView.setAblations(S.ablate, headDims());
   store.set({ head: Math.min(S.head, info.n_head - 1) });
   for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
@@ -418,11 +544,13 @@ function fillLayers() {
 
 const client = createClient(worker, {
   view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded,
+  'patch-progress': (d) => patchView.busy(d.done, d.total), patched: onPatched,
   lastDrawn: () => lastDrawn,
   progress: (d) => {
     $('progress').value = d.total ? d.loaded / d.total : 0;
-    $('progress-text').textContent = t('progress', d.loaded, d.total);
+    $('progress-text').textContent = t('progress', d.loaded, d.total) + (d.cached ? ` · ${t('fromCache')}` : '');
   },
+  stored: () => showCache(),
 });
 
 function loadModel(model) {
@@ -434,10 +562,94 @@ function loadModel(model) {
   client.load(new URL(model.base, location.href).href, model.id);
 }
 
+// ---------------------------------------------------------------- a model by URL
+
+let pendingUrl = null;  // the folder being fetched
+let previous = null;    // { info, loaded } of the model shown before it, kept if it fails or is cancelled
+const askAbove = () => globalThis.lanternAskAbove ?? ASK_ABOVE; // the tests set a smaller threshold
+
+/** Fetch a model folder (web/fetch-model.js, in the worker); a download above askAbove() bytes
+ * is asked about first (urlFailed gets 'large-download'). */
+function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } = {}) {
+  if (info) previous = { info, loaded };
+  pendingUrl = { base, precision };
+  info = null;
+  clearViews();
+  document.body.dataset.ready = 'false';
+  delete document.body.dataset.loadError;
+  $('url-confirm').hidden = true;
+  $('url-error').textContent = '';
+  $('progress').value = 0;
+  $('progress-text').textContent = '';
+  client.load(base, modelUrlName(base), { origin: 'url', askAbove: askAbove(), confirmed, precision });
+}
+
+/** A load by URL failed, or waits for a yes to a large download: the model before it stays.
+ * Embedded, the model panel is hidden: the question or the failure goes to the top of the frame. */
+function urlFailed(d, message) {
+  const { base } = pendingUrl;
+  document.body.dataset.ready = 'true';
+  if (S.embed) document.querySelector('main').prepend($('url-confirm'), $('url-error'));
+  if (d.code === 'large-download') {
+    $('url-confirm-text').textContent = t('urlConfirm', modelUrlName(base), d.args.bytes);
+    $('url-confirm').hidden = false;
+    if (!S.embed) $('url-download').focus(); // a frame in someone's post does not take the focus
+    return;
+  }
+  pendingUrl = null;
+  $('url-error').textContent = t('urlLoadFailed', modelUrlName(base), message);
+  document.body.dataset.loadError = d.code ?? d.message;
+  restorePrevious();
+}
+
+function restorePrevious() {
+  if (!previous) return;
+  $('progress').value = 1;
+  ({ info, loaded } = previous);
+  previous = null;
+  requestView();
+}
+
+$('url-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const base = modelBaseUrl($('model-url').value);
+  if (!base) { $('url-error').textContent = t('badUrl'); return; }
+  $('model-url').value = base;
+  if (S.prompt == null) store.set({ prompt: URL_PROMPT });
+  loadUrl(base, { precision: 'auto' });
+});
+$('url-download').addEventListener('click', () => loadUrl(pendingUrl.base, { confirmed: true, precision: 'auto' }));
+$('url-download-int8').addEventListener('click', () => loadUrl(pendingUrl.base, { confirmed: true, precision: 'int8' }));
+$('url-cancel').addEventListener('click', () => {
+  $('url-confirm').hidden = true;
+  pendingUrl = null;
+  if (previous) restorePrevious();
+  else { // nothing was loaded (the page opened on this URL): the first shipped model instead
+    store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, steps: [], hist: null });
+    fillModelMenu();
+    loadModel(MODELS[0]);
+  }
+});
+
+/** The line saying how many downloaded models this browser keeps, with a button to forget them. */
+async function showCache() {
+  const kept = await cachedModels().catch(() => []);
+  $('cache-line').hidden = kept.length === 0;
+  $('cache-text').textContent = kept.length ? t('cacheLine', kept.length, kept.reduce((a, m) => a + m.bytes, 0)) : '';
+}
+$('cache-clear').addEventListener('click', async () => {
+  await clearModelCache();
+  await showCache();
+  $('cache-line').hidden = false;
+  $('cache-text').textContent = t('cacheCleared');
+  $('cache-clear').hidden = true;
+});
+
 // ---------------------------------------------------------------- state -> URL, requests, controls
 
 let quiet = false; // generating: the steps grow without asking for views
-const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP', 'query', 'ln'];
+const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 'hideFirst', 'attn', 'temperature', 'topK', 'topP', 'query', 'ln',
+  'ablate', 'corrupt', 'metric', 'dla'];
 // replaceState is throttled by browsers: a change writes the URL at once unless one was written
 // in the last 100 ms; then the latest state is written when that time is up.
 // A drawn view writes a pending state at once, so the URL always matches what is on screen.
@@ -466,6 +678,9 @@ store.subscribe((changed) => {
   if (!quiet && VIEW_KEYS.some((k) => changed.has(k))) requestView();
   if (changed.has('layer') || changed.has('head')) grid.select({ layer: S.layer, head: S.head });
   if (changed.has('key')) stepsView.setKey(S.key);
+  learn.changed(changed);
+  if (changed.has('ablate')) { ablateView.setAblations(S.ablate, headDims()); grid.markAblated?.(S.ablate); }
+  if (['prompt', 'steps', 'hist', 'corrupt', 'metric'].some((k) => changed.has(k))) patchView.clearResult();
 });
 
 function syncControls() {
@@ -504,6 +719,8 @@ function relabel() {
   stepsView.relabel(); describeSteps(); fillGlossary();
   embedView.relabel(); normView.relabel(); ffnView.relabel(); describeBlock();
   outputView.relabel(); describeOutput();
+  learn.relabel();
+  ablateView.relabel(); patchView.relabel(); lensView.relabel(); attrView.relabel(); describeEdits();
   if (blockShown) { // the LayerNorm menu's sublayer names
     const { plan } = blockShown;
     for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
@@ -514,6 +731,7 @@ function relabel() {
 function fillModelMenu() {
   const options = MODELS.map((m) => new Option(S.lang === 'zh' ? m.zh : m.name, m.id, false, m.id === S.model));
   if (S.model === 'files') options.push(new Option(t('filesOption', S.filesName), 'files', false, true));
+  if (S.model === 'url') options.push(new Option(t('urlOption', modelUrlName(S.modelUrl)), 'url', false, true));
   $('model').replaceChildren(...options);
   $('model').value = S.model;
 }
@@ -543,7 +761,7 @@ for (const e of document.querySelectorAll('.block-stack')) {
 }
 // the curves and dot plots are drawn to their width
 let resizeTimer = 0;
-addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); }, 150); });
+addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); learn.resize(); }, 150); });
 $('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));
@@ -552,6 +770,7 @@ $('attn-kind').addEventListener('input', () => store.set({ attn: $('attn-kind').
 $('steps-attn').addEventListener('input', () => store.set({ attn: $('steps-attn').value, query: null, key: null }));
 $('lang').addEventListener('input', () => store.set({ lang: $('lang').value, langInUrl: true }));
 $('step').addEventListener('click', () => generate(1));
+$('edits-clear').addEventListener('click', () => store.set({ ablate: [] }));
 $('translate').addEventListener('click', translate);
 $('generate').addEventListener('click', () => generate(Math.max(1, Math.min(info?.n_ctx ?? 1024, Math.round(Number($('count').value)) || 1))));
 $('stop').addEventListener('click', () => { translateAgain = false; client.stop(); });
@@ -587,14 +806,24 @@ document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataT
 
 // ---------------------------------------------------------------- start
 
+const exportMenu = createExportMenu({
+  state: S, client, loaded: () => (info ? loaded : null), translating,
+  request: () => ({ seq: seq(), look: look() }),
+});
+store.subscribe(() => exportMenu.refresh());
 fillModelMenu();
 syncControls();
+showCache();
 if (S.model === 'files') {
   // the files are not in the URL: ask for them, and load nothing else meanwhile
   $('files-needed').textContent = t('filesNeeded', S.filesName);
   $('files-needed').hidden = false;
   document.body.dataset.ready = 'true';
   document.body.dataset.needsFiles = 'true';
+} else if (S.model === 'url') {
+  $('model-url').value = S.modelUrl;
+  if (S.prompt == null) store.set({ prompt: URL_PROMPT });
+  loadUrl(S.modelUrl);
 } else {
   const model = MODELS.find((m) => m.id === S.model);
   if (S.prompt == null) store.set({ prompt: model.prompt });

@@ -5,6 +5,7 @@
 export function createClient(worker, handlers) {
   let next = 0, inFlight = null, pending = null, generating = false;
   let epoch = 0; // the id of the last load: answers to older requests belong to another model
+  const waiting = new Map(); // id -> { resolve, reject }: requests answered once (tensors)
 
   function post(msg) {
     msg.id = ++next;
@@ -24,6 +25,13 @@ export function createClient(worker, handlers) {
   }
 
   worker.onmessage = ({ data }) => {
+    const w = waiting.get(data.id);
+    if (w && (data.type === 'tensors' || data.type === 'error')) {
+      waiting.delete(data.id);
+      if (data.type === 'error') w.reject(data);
+      else w.resolve(data);
+      return;
+    }
     if (data.id < epoch && (data.type === 'view' || data.type === 'tokens' || data.during === 'view')) return;
     switch (data.type) {
       case 'view':
@@ -57,10 +65,17 @@ export function createClient(worker, handlers) {
       post(msg);
     },
     stop() { if (generating) worker.postMessage({ type: 'stop' }); },
-    load(base, name) { pending = null; inFlight = null; epoch = post({ type: 'load', base, name }); },
+    /** options: origin, cache, askAbove, confirmed, precision (see load in worker.js) */
+    load(base, name, options = {}) { pending = null; inFlight = null; epoch = post({ type: 'load', base, name, ...options }); },
+    /** The tensors of the state shown (see tensorsOf in worker.js): a promise of the answer. */
+    tensors(msg) {
+      return new Promise((resolve, reject) => waiting.set(post({ ...msg, type: 'tensors' }), { resolve, reject }));
+    },
     loadFiles(files, name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files, name, transfer: Object.values(files) }); },
     /** Open the files the worker just refused for unused tensors, ignoring those tensors. */
     openAnyway(name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files: null, name, allowUnused: true }); },
     get generating() { return generating; },
+    /** Whether a view is asked for and not yet answered. */
+    get busy() { return inFlight != null || pending != null; },
   };
 }

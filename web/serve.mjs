@@ -3,7 +3,9 @@
 // cross-origin isolated (COOP and COEP headers) so that the page may use the threaded engine
 // build; `serve(port, host, { isolated: false })` or LANTERN_ISOLATED=0 leaves them out, as a
 // page embedded in someone else's site would be. `{ root }` serves another folder laid out the
-// same way, such as the static build `make dist` writes.
+// same way, such as the static build `make dist` writes. `{ cors: true }` adds
+// Access-Control-Allow-Origin: *, as a CDN or GitHub Pages sends, so that a page on another origin
+// may load <lantern-view> (web/lantern-view.js), its worker and the models from here.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
@@ -20,10 +22,11 @@ const TYPES = {
 };
 
 /** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
-export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root = ROOT } = {}) {
-  const isolation = isolated
-    ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' }
-    : {};
+export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root = ROOT, cors = false } = {}) {
+  const isolation = {
+    ...(isolated ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {}),
+    ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}),
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname === '/') {
@@ -41,7 +44,8 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
       stat = null;
     }
     if (!stat || !stat.isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      // a 404 carries the CORS header too: a missing optional file (tokenizer.json) is then a plain 404 to the reader
+      res.writeHead(404, { 'Content-Type': 'text/plain', ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}) });
       res.end('not found\n');
       return;
     }

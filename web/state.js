@@ -2,12 +2,19 @@
 // and the address bar always holds it (tensorflow/playground's way): copy the URL, get the view.
 // Views never keep settings of their own; they read them from here.
 
+import { GUIDE } from './guide.js';
+import { decodeSandbox, encodeSandbox } from './sandbox.js';
+import { modelBaseUrl } from './fetch-model.js';
+
 export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
-export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn', 'output'];
+export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn', 'output',
+  'ablate', 'patching', 'lens', 'attribution', 'residual', 'sandbox'];
 /** The LayerNorms the Add & Norm view can show (which of them a model has is known once it loads). */
 export const NORMS = ['ln1', 'ln2', 'ln3', 'final'];
 export const LANGS = ['en', 'zh'];
+/** How many steps the guided path has (web/guide.js). */
+export const GUIDE_STEPS = GUIDE.length;
 
 /** The default language: the URL's, else the browser's first preference that we speak. */
 function browserLang() {
@@ -34,15 +41,41 @@ const real = (v, lo, hi) => (v != null && v !== '' && Number.isFinite(Number(v))
 /** State from a query string. Unknown or out-of-range values fall back to the defaults. */
 const ok = (v, valid) => (v != null && valid(v) ? v : null);
 
+/** The head ablations, compactly: `ablate=1.2z,0.3m,1.0s0.5` is layer 1 head 2 zeroed, layer 0 head 3
+ * mean-ablated, layer 1 head 0 scaled by 0.5. A head named twice keeps its first entry; a factor
+ * must be a finite number of at most 1e6 in size. At most MAX_ABLATIONS are read. */
+export const MAX_ABLATIONS = 4096;
+export const validFactor = (v) => Number.isFinite(v) && Math.abs(v) <= 1e6;
+export function decodeAblations(text) {
+  const list = [], seen = new Set();
+  for (const part of (text ?? '').split(',')) {
+    const m = /^(\d{1,6})\.(\d{1,6})(z|m|s(-?\d{1,7}(?:\.\d{1,24})?(?:e-?\d{1,3})?))$/.exec(part);
+    if (!m || list.length >= MAX_ABLATIONS) continue;
+    const layer = Number(m[1]), head = Number(m[2]), mode = m[3][0];
+    const factor = mode === 's' ? Number(m[4]) + 0 : 1;
+    if (mode === 's' && !validFactor(factor)) continue;
+    if (seen.has(`${layer}.${head}`)) continue;
+    seen.add(`${layer}.${head}`);
+    list.push({ layer, head, mode, factor });
+  }
+  return list;
+}
+export const encodeAblations = (list) => list.map((a) => `${a.layer}.${a.head}${a.mode}${a.mode === 's' ? a.factor : ''}`).join(',');
+
 export function decodeState(search, modelIds) {
   const p = new URLSearchParams(search);
   const modelParam = p.get('model');
-  const model = modelParam === 'files' ? 'files' : modelIds.includes(modelParam) ? modelParam : modelIds[0];
+  // a model folder opened by URL is the URL itself (model=https://…/), as its folder's base
+  const modelUrl = /^https?:/i.test(modelParam ?? '') ? modelBaseUrl(modelParam) : null;
+  const model = modelUrl ? 'url' : modelParam === 'files' ? 'files' : modelIds.includes(modelParam) ? modelParam : modelIds[0];
   const steps = (p.get('steps') ?? '').split(',').filter((s) => /^\d{1,9}$/.test(s)).map(Number);
   return {
     model,
     // a model opened from files is named in the URL; its files are not, so they are asked for again
     filesName: model === 'files' ? (p.get('name') ?? '') : null,
+    modelUrl,
+    // the weights kept as int8 in memory (chosen before a large download), else the engine's default
+    precision: model === 'url' && p.get('precision') === 'int8' ? 'int8' : null,
     prompt: p.get('prompt'),
     steps,
     hist: p.has('hist') ? int(p.get('hist'), 0, steps.length) : null,
@@ -67,14 +100,27 @@ export function decodeState(search, modelIds) {
     embed: p.get('embed') === '1',
     view: VIEWS.includes(p.get('view')) ? p.get('view') : null,
     engine: ['strict', 'relaxed', 'threads'].includes(p.get('engine')) ? p.get('engine') : null,
+    // the interventions: head ablations; activation patching's corrupted prompt and the two tokens
+    // of its logit difference (null: the page's suggestion); the token direct logit attribution is
+    // toward (null: the top prediction)
+    ablate: decodeAblations(p.get('ablate')),
+    corrupt: p.get('corrupt'),
+    metric: /^\d{1,9},\d{1,9}$/.test(p.get('metric') ?? '') ? p.get('metric').split(',').map(Number) : null,
+    dla: int(p.get('dla'), 0, 1e9),
+    // the residual-stream view's token (null: the actual next token, else the top prediction), the
+    // guided path's step (null: off) and the soft-lookup sandbox's fields (null: its defaults)
+    target: int(p.get('target'), 0, 1e9),
+    guide: int(p.get('guide'), 1, GUIDE_STEPS),
+    sandbox: decodeSandbox(p.get('sandbox')),
   };
 }
 
 /** The query string of a state (defaults left out where they are the obvious ones). */
 export function encodeState(s, { translating = false } = {}) {
   const p = new URLSearchParams();
-  p.set('model', s.model);
+  p.set('model', s.model === 'url' ? s.modelUrl : s.model);
   if (s.model === 'files' && s.filesName) p.set('name', s.filesName);
+  if (s.model === 'url' && s.precision) p.set('precision', s.precision);
   if (s.prompt != null) p.set('prompt', s.prompt);
   if (s.steps.length) p.set('steps', s.steps.join(','));
   if (s.hist != null) p.set('hist', String(s.hist));
@@ -95,6 +141,13 @@ export function encodeState(s, { translating = false } = {}) {
   if (s.embed) p.set('embed', '1');
   if (s.view) p.set('view', s.view);
   if (s.engine) p.set('engine', s.engine);
+  if (s.ablate?.length) p.set('ablate', encodeAblations(s.ablate));
+  if (s.corrupt != null) p.set('corrupt', s.corrupt);
+  if (s.metric) p.set('metric', s.metric.join(','));
+  if (s.dla != null) p.set('dla', String(s.dla));
+  if (s.target != null) p.set('target', String(s.target));
+  if (s.guide != null) p.set('guide', String(s.guide));
+  if (s.sandbox != null && encodeSandbox(s.sandbox) != null) p.set('sandbox', encodeSandbox(s.sandbox));
   return `?${p}`;
 }
 

@@ -27,9 +27,15 @@
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
 // In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
-//      | generate {id, seq, look, sampling, topN, seed, n} | stop
-// Out: progress {loaded, total} | loaded {...} | view {id, ...} | tokens {id, tokens}
-//      | generated {id, reason} | error {id, during, message, code?, args?}
+//      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look}
+//      | patch {id, seq, corrupt, a, b}; view and generate also carry ablate (the head ablations, in
+//      force on every session) and view interv (what the intervention views want: web/experiments.js)
+//      -> patch-progress {id, done, total} | patched {id, clean, corrupted, resid, z, ...}
+// Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
+//      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]}
+//      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
+// load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision (see load);
+// its files come through web/fetch-model.js (progress, the Cache API, errors by file).
 //
 // The engine build: threads on a cross-origin isolated page, else relaxed SIMD where this browser
 // validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads).
@@ -37,6 +43,9 @@ import { createLantern } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
 import * as output from './output.js';
+import { createResidualProbe, residualBuffers } from './residual.js';
+import { fetchModel, cachedByDefault } from './fetch-model.js';
+import { createExperiments } from './experiments.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
@@ -60,6 +69,9 @@ let embedTable = null; // W_E as stored, read once, for models that scale their 
 let outer = null;     // the output view's session: the final norm and logits of every position
 let outerKey = null;  // which sequence it holds
 let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
+let tensorProbe = null; // <lantern-view>'s el.tensor(name): a session capturing only that name
+// the head ablations in force on every session, and the intervention views (web/experiments.js)
+const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator() });
 
 /** A failure the page words itself (in its own language), with the numbers it needs. */
 class PageError extends Error {
@@ -172,26 +184,6 @@ class AttentionStore {
 
 // ---------------------------------------------------------------- loading
 
-async function fetchWithProgress(url, report) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`cannot fetch ${url}: HTTP ${response.status}`);
-  const total = Number(response.headers.get('Content-Length')) || 0;
-  const reader = response.body.getReader();
-  const chunks = [];
-  let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    loaded += value.length;
-    report(loaded, total);
-  }
-  const bytes = new Uint8Array(loaded);
-  let at = 0;
-  for (const c of chunks) { bytes.set(c, at); at += c.length; }
-  return bytes;
-}
-
 const isTranslator = () => model?.isEncoderDecoder;
 
 // Files refused only for holding tensors the model does not use, kept so that the person can
@@ -204,7 +196,9 @@ function unusedTensors(e) {
   return m ? new PageError('unused-tensors', { n: Number(m[1]), names: m[2] }, e.message) : null;
 }
 
-function install(files, name, origin, allowUnused = false) {
+/** Load the model and tokenizer from their files' bytes; `extra` goes into the 'loaded' message
+ * ({ base, fromCache, precision } for a folder fetched by URL). */
+function install(files, name, origin, allowUnused = false, extra = {}) {
   const { config, weights } = files;
   if (!config) throw new PageError('missing-file', { file: 'config.json' }, 'config.json is missing');
   if (!weights) throw new PageError('missing-file', { file: 'model.safetensors' }, 'model.safetensors is missing');
@@ -213,7 +207,7 @@ function install(files, name, origin, allowUnused = false) {
   if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
   let newModel;
   try {
-    newModel = lantern.loadModel({ config, weights, allowUnused });
+    newModel = lantern.loadModel({ config, weights, allowUnused, precision: extra.precision ?? 'auto' });
   } catch (e) {
     const unused = origin === 'files' ? unusedTensors(e) : null;
     if (!unused) throw e;
@@ -245,6 +239,10 @@ function install(files, name, origin, allowUnused = false) {
   outer = null;
   outerKey = null;
   outerCache = null;
+  residualProbe.reset(); // freed with its model
+  tensorProbe = null;
+  experiments.reset();
+  exportProbe = null; // freed with its model
   model?.free();
   tokenizer?.free();
   model = newModel;
@@ -263,23 +261,27 @@ function install(files, name, origin, allowUnused = false) {
   unkId = ['<unk>', '[UNK]', '<|unk|>', '<UNK>'].map((t) => tokenizer.tokenId(t)).find((id) => id >= 0) ?? -1;
   const pe = isTranslator() ? model.tensor('encoder.W_pos') : model.tensor('W_pos');
   postMessage({
-    type: 'loaded', info: model.info, kind: tokenizer.kind, name, origin, pe,
+    type: 'loaded', info: model.info, kind: tokenizer.kind, name, origin, pe, ...extra,
     build: lantern.build, threads: lantern.threads,
   }, [pe.data.buffer]);
 }
 
-async function load(base, name) {
+/** Load a model folder by URL (web/fetch-model.js: progress by bytes, the Cache API, failures by
+ * file). `origin` names where it came from in the 'loaded' message ('shipped' by default, 'url');
+ * `cache` keeps it in the Cache API (default: a folder on another origin); above `askAbove` bytes
+ * of weights the load stops with the error 'large-download' {bytes} unless `confirmed`;
+ * `precision` is the engine's ('auto', 'int8', ...). */
+async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confirmed = false, precision = 'auto' }) {
   lantern ??= await createLantern({ build: engineBuild });
-  const get = async (file) => {
-    const r = await fetch(new URL(file, base));
-    return r.ok ? new Uint8Array(await r.arrayBuffer()) : null;
-  };
-  const [config, weights, tokenizerJson, vocab, merges] = await Promise.all([
-    get('config.json'),
-    fetchWithProgress(new URL('model.safetensors', base), (loaded, total) => postMessage({ type: 'progress', loaded, total })),
-    get('tokenizer.json'), get('vocab.json'), get('merges.txt'),
-  ]);
-  install({ config, weights, tokenizerJson, vocab: tokenizerJson ? null : vocab, merges }, name, 'shipped');
+  const keep = cache ?? cachedByDefault(base);
+  const got = await fetchModel(base, {
+    cache: keep, askAbove, confirmed,
+    onProgress: (loaded, total, file, cached = false) => postMessage({ type: 'progress', loaded, total, file, base, cached }),
+  });
+  const { fromCache } = got;
+  install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes });
+  await got.store();
+  if (keep && !fromCache) postMessage({ type: 'stored', base, bytes: got.bytes });
 }
 
 /** Open files the person picked; files null with allowUnused: the ones just refused, anyway. */
@@ -431,6 +433,7 @@ function stepsFor(seq, look, want) {
     probe ??= model.createSession();
     probe.setCapture(capturePatterns(kind, layer));
     probe.reset();
+    experiments.withEdits(probe);
     if (isTranslator()) {
       probe.encode(seq.src);
       if (kind !== 'encoder') probe.forward(seq.ids);
@@ -463,6 +466,7 @@ function blockFor(seq, look, want) {
     inner ??= model.createSession();
     inner.setCapture(stages.capturePatterns(info, stack, layer));
     inner.reset();
+    experiments.withEdits(inner);
     if (isTranslator()) {
       inner.encode(seq.src);
       if (stack === 'decoder') inner.forward(seq.ids);
@@ -509,6 +513,7 @@ function outputFor(seq, want) {
     outer ??= model.createSession();
     outer.setCapture(output.capturePatterns(model.info));
     outer.reset();
+    experiments.withEdits(outer);
     if (isTranslator()) outer.encode(seq.src);
     // in passes whose logits (V floats a position) stay under LOGIT_BYTES
     const chunk = Math.max(1, Math.floor(LOGIT_BYTES / (4 * model.nVocab)));
@@ -543,7 +548,13 @@ function outputFor(seq, want) {
   };
 }
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null) {
+// The residual-stream view has a session of its own too (web/residual.js runs it): one whole pass
+// per sequence for the stream's norms, then the selected position again for what each part adds
+// to one token's logit. It too runs only while on screen.
+const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s) });
+let residualWant = null; // what the view asked for, with the request being answered
+
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -575,15 +586,25 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   if (block !== undefined) msg.block = block;
   const out = outputFor(seq, outWant);
   if (out !== undefined) msg.output = out;
+  const iv = experiments.views(seq, sampling, ivWant, version);
+  if (iv !== undefined) msg.interv = iv;
+  msg.edits = experiments.editCount;
+  if (msg.edits) msg.before = experiments.before(seq, sampling, msg.top); // the next-token table's "before"
   const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
     ...(steps ? stepsBuffers(steps) : []), ...(block ? stages.stagesBuffers(block) : []), ...(out ? output.outputBuffers(out) : [])];
+  const res = residualProbe.view(seq, version, residualWant);
+  residualWant = null;
+  if (res !== undefined) msg.residual = res;
+  if (res) transfer.push(...residualBuffers(res));
   postMessage(msg, transfer);
 }
 
 function view(req) {
   const seq = sequence(req.seq);
+  experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
   const ms = sync(seq, req.sampling);
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output);
+  residualWant = req.residual ?? null;
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv);
 }
 
 // ---------------------------------------------------------------- generation
@@ -596,6 +617,7 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
  * stop message ends it between two tokens. */
 async function generate(req) {
   const seq = sequence(req.seq);
+  experiments.setEdits(seq, req.ablate);
   sync(seq, req.sampling);
   const eos = model.info.eos_token_id;
   const stop = isTranslator() ? new Set([eos]) : new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((t) => t >= 0));
@@ -650,6 +672,74 @@ async function generate(req) {
   postMessage({ type: 'generated', id: req.id, reason, nCtx: model.nCtx });
 }
 
+// ---------------------------------------------------------------- one tensor by name
+
+/** One captured tensor of the state's sequence by its hook name (web/lantern-view.js's
+ * el.tensor()): a whole pass of a session of its own that captures only that name. */
+function tensorOf(req) {
+  const seq = sequence(req.seq);
+  tensorProbe ??= model.createSession();
+  tensorProbe.setCapture([req.name]);
+  tensorProbe.reset();
+  experiments.withEdits(tensorProbe);
+  if (isTranslator()) {
+    tensorProbe.encode(seq.src);
+    if (!req.name.startsWith('encoder.')) tensorProbe.forward(seq.ids);
+  } else tensorProbe.forward(seq.ids);
+  const { shape, data } = tensorProbe.tensor(req.name);
+  const copy = new Float32Array(data);
+  postMessage({ type: 'tensor', id: req.id, name: req.name, shape: [...shape], data: copy }, [copy.buffer]);
+}
+
+/** The tensors of what is on screen, for the page's Export menu: the selected layer's every hook
+ * (in an encoder-decoder, of the stack shown), the embeddings, the final norm and the logits of
+ * every position (left out, and said, when they would pass EXPORT_LOGIT_BYTES), by their
+ * TransformerLens names, from one whole pass of a session of its own. */
+const EXPORT_LOGIT_BYTES = 32e6;
+let exportProbe = null;
+function tensorsOf(req) {
+  const seq = sequence(req.seq);
+  const stack = isTranslator() ? (req.look.kind === 'encoder' ? 'encoder' : 'decoder') : null;
+  const prefix = stack ? `${stack}.` : '';
+  const layers = stack === 'encoder' ? model.info.n_encoder_layers : model.info.n_layer;
+  const layer = Math.min(req.look.layer, layers - 1);
+  const T = stack === 'encoder' ? seq.src.length : seq.ids.length;
+  const logitBytes = T * model.nVocab * 4;
+  const withLogits = stack !== 'encoder' && logitBytes <= EXPORT_LOGIT_BYTES;
+  if (!exportProbe || exportProbe.model !== model) exportProbe = model.createSession();
+  const inLayer = new RegExp(`^${prefix.replace('.', '\\.')}(hook_|blocks\\.${layer}\\.|ln_final\\.)`);
+  const names = exportProbe.tensorList().map((e) => e.name).filter((n) => inLayer.test(n) || (withLogits && n === 'logits'));
+  exportProbe.setCapture(names);
+  exportProbe.reset();
+  experiments.withEdits(exportProbe); // the head ablations in force, as on every session
+  if (isTranslator()) {
+    exportProbe.encode(seq.src);
+    if (stack === 'decoder') exportProbe.forward(seq.ids);
+  } else exportProbe.forward(seq.ids);
+  const tensors = names.map((n) => {
+    const { shape, data } = exportProbe.tensor(n);
+    return { name: n, shape: [...shape], data: new Float32Array(data) };
+  });
+  const ids = stack === 'encoder' ? seq.src : seq.ids;
+  postMessage({
+    type: 'tensors', id: req.id, stack, layer, ids: [...ids], edits: experiments.editCount,
+    tokens: ids.map((id) => tokenizer.display(id)),
+    omitted: stack !== 'encoder' && !withLogits ? [{ name: 'logits', shape: [T, model.nVocab], bytes: logitBytes }] : [],
+    tensors,
+  }, tensors.map((t) => t.data.buffer));
+}
+
+// ---------------------------------------------------------------- activation patching
+
+/** Activation patching on request (the "patching" view): the page's text is the clean prompt.
+ * Each sweep is announced as it starts, so the page can say how far it is. */
+function patch(req) {
+  if (isTranslator()) throw new PageError('gpt-only', {}, 'activation patching works on GPT models only, for now');
+  const seq = sequence(req.seq);
+  const r = experiments.patch(seq, req, (done, total) => postMessage({ type: 'patch-progress', id: req.id, done, total }));
+  postMessage({ type: 'patched', id: req.id, ...r });
+}
+
 // ---------------------------------------------------------------- messages
 
 let queue = Promise.resolve();
@@ -665,11 +755,14 @@ onmessage = ({ data }) => {
   }
   queue = queue.then(async () => {
     try {
-      if (data.type === 'load') await load(data.base, data.name);
+      if (data.type === 'load') await load(data);
       else if (data.type === 'load-files') await loadFiles(data.files, data.name, data.allowUnused === true);
       else if (!model) throw new Error('no model is loaded');
       else if (data.type === 'view') view(data);
       else if (data.type === 'generate') await generate(data);
+      else if (data.type === 'tensor') tensorOf(data);
+      else if (data.type === 'patch') patch(data);
+      else if (data.type === 'tensors') tensorsOf(data);
     } catch (e) {
       if (data.type === 'generate') gen = null;
       postMessage({ type: 'error', id: data.id, message: e.message, code: e.code ?? null, args: e.args ?? null, during: data.type });

@@ -40,6 +40,10 @@ export function gate(name) {
   };
 }
 
+/** The focused element as seen from node: inside a shadow root (web/lantern-view.js) the
+ * document's activeElement is the host, so ask the node's own root. */
+export const activeOf = (node) => node.getRootNode?.().activeElement ?? document.activeElement;
+
 /**
  * A roving tabindex over the items of a container: one tab stop for the group, arrow keys
  * inside (a grid when columns() > 1), Home and End. Items are found by selector at key time, so
@@ -60,7 +64,7 @@ export function roving(container, selector, { columns = () => 1, onMove = null }
   };
   container.addEventListener('keydown', (e) => {
     const all = items();
-    const at = all.indexOf(document.activeElement);
+    const at = all.indexOf(activeOf(container));
     if (at < 0) return;
     const cols = columns();
     const move = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols, Home: -Infinity, End: Infinity }[e.key];
@@ -74,7 +78,7 @@ export function roving(container, selector, { columns = () => 1, onMove = null }
   });
   return {
     /** Before a redraw: remember whether the focus is inside. */
-    save() { hadFocus = container.contains(document.activeElement) && document.activeElement !== container; },
+    save() { const a = activeOf(container); hadFocus = container.contains(a) && a !== container; },
     /** After a redraw: one tab stop again, and the focus back where it was. */
     restore(i = index) { setIndex(i, hadFocus); hadFocus = false; },
     get index() { return index; },
@@ -99,7 +103,9 @@ export function el(tag, props = {}, ...children) {
 export function canvasReadout(root) {
   const tip = el('div', { class: 'steps-tip', role: 'presentation' });
   tip.hidden = true;
-  document.body.append(tip);
+  // in a shadow root the tip stays inside it, where its style is
+  const home = root.getRootNode?.();
+  (globalThis.ShadowRoot && home instanceof ShadowRoot ? home : document.body).append(tip);
   root.addEventListener('pointermove', (e) => {
     const c = e.target.closest?.('canvas');
     if (!c?.readout) { tip.hidden = true; return; }

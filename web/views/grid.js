@@ -1,12 +1,13 @@
 // Every layer and head at once: a small heatmap per head (bertviz's model view). The thumbnails
 // are drawn when their data changes and only while the grid is on screen; picking a head only
 // moves the selection mark. One tab stop; arrow keys move between heads, Enter picks.
-import { LUT, gate, roving, counted } from './common.js';
+import { LUT, gate, roving, counted, activeOf } from './common.js';
 import { t } from '../i18n.js';
 
 export function createGrid({ root, caption, onPick }) {
   const g = gate('grid');
   let data = null, visibleNow = false, pendingDraw = false, selected = { layer: 0, head: 0 }, meta = null;
+  let ablated = new Set(); // heads the page ablates, marked on their tiles
   const nav = roving(root, 'canvas', { columns: () => data?.H ?? 1 });
 
   function build() {
@@ -29,6 +30,7 @@ export function createGrid({ root, caption, onPick }) {
       }
     }
     root.replaceChildren(...tiles);
+    for (const cv of tiles) cv.classList.toggle('ablated', ablated.has(`${cv.dataset.layer}.${cv.dataset.head}`));
     mark();
     nav.restore(selected.layer * H + selected.head);
     pendingDraw = true;
@@ -92,7 +94,7 @@ export function createGrid({ root, caption, onPick }) {
       if (sel.layer === selected.layer && sel.head === selected.head) return;
       selected = sel;
       mark();
-      if (data && !root.contains(document.activeElement)) nav.restore(sel.layer * data.H + sel.head);
+      if (data && !root.contains(activeOf(root))) nav.restore(sel.layer * data.H + sel.head);
     },
     relabel() {
       describe();
@@ -100,6 +102,11 @@ export function createGrid({ root, caption, onPick }) {
         cv.setAttribute('aria-label', t('tileLabel', cv.dataset.layer, cv.dataset.head));
         cv.title = t('tileLabel', cv.dataset.layer, cv.dataset.head);
       }
+    },
+    /** Mark the heads the page ablates (views/ablate.js): a dashed, faded tile. */
+    markAblated(list) {
+      ablated = new Set(list.map((a) => `${a.layer}.${a.head}`));
+      for (const cv of root.querySelectorAll('canvas')) cv.classList.toggle('ablated', ablated.has(`${cv.dataset.layer}.${cv.dataset.head}`));
     },
     get key() { return data?.key ?? null; },
   };

@@ -4,7 +4,7 @@
 // interaction costs more than one small blit. Wheel, drag, pinch and the keyboard zoom and pan; a
 // minimap shows the whole matrix with the part in view; the newest query stays in view while the
 // text grows, until the reader moves the view elsewhere.
-import { LUT, gate, counted } from './common.js';
+import { LUT, gate, counted, activeOf } from './common.js';
 import { t } from '../i18n.js';
 
 const LABEL_CELL = 10; // cells at least this large get token labels
@@ -180,7 +180,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       ctx.strokeRect(x + 0.5, y + 0.5, Math.max(cell - 1, 2), Math.max(cell - 1, 2));
     };
     if (hover) box(hover, '#ffffff', 1.5);
-    if (document.activeElement === canvas) box(focus, '#1f6feb', 3);
+    if (activeOf(canvas) === canvas) box(focus, '#1f6feb', 3);
     const r1 = y0 + vr - 1 + first, c1 = x0 + vc - 1 + first;
     Object.assign(canvas.dataset, {
       rows: m.R, cols: m.C, first, cell: cell.toFixed(3), margin: ML, marginTop: MT, kind: m.kind,

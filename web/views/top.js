@@ -38,7 +38,7 @@ export function createTop({ table, stats, done, onAppend }) {
         nav.save();
         done.hidden = !v.finished;
         table.hidden = v.finished; // after </s> the distribution is not what the translation goes on with
-        body.replaceChildren(...v.top.map(({ id, text, p, logit }) => {
+        body.replaceChildren(...v.top.map(({ id, text, p, logit }, k) => {
           const tr = document.createElement('tr');
           tr.dataset.id = id;
           const bar = cell(` ${p.toFixed(4)}`, 'bar');
@@ -46,9 +46,14 @@ export function createTop({ table, stats, done, onAppend }) {
           span.style.width = `${(p * 70).toFixed(1)}%`; // room for the number beside a bar of 1
           bar.prepend(span);
           tr.append(cell(text, 'tok'), cell(String(id)), bar, cell(logit.toFixed(3)));
+          // with heads ablated (views/ablate.js), the unedited run's probability beside it
+          const b = v.before?.[k];
+          if (b) tr.append(cell(b.p.toFixed(4), 'before'), cell(`${b.dp >= 0 ? '+' : '−'}${Math.abs(b.dp).toFixed(4)}`, `delta ${b.dp > 0 ? 'up' : b.dp < 0 ? 'down' : ''}`));
           tr.setAttribute('aria-label', t('rowLabel', text, p, logit));
           return tr;
         }));
+        for (const th of table.querySelectorAll('th.iv-before')) th.hidden = !v.before;
+        table.classList.toggle('with-before', !!v.before);
         nav.restore();
       });
     },

@@ -1,0 +1,130 @@
+// The intervention views of the playground (#15) in headless Chromium, on the shipped induction
+// model: clicking a head in the ablate grid ablates it (the before/after table changes, the next-token
+// table and the URL follow, the overview marks it), a small patching sweep runs in the worker with a
+// busy state and finds the induction head, the logit lens and the attribution draw, 中文 as well,
+// and a 400 px phone does not scroll sideways. Each ?embed=1&view=… of these views is opened by
+// tests/page.test.mjs with the others. Two pages in all: a page is the costly part. The numbers are
+// checked against the engine, and zh-en's "GPT models only", in tests/interventions.test.mjs.
+import { test as nodeTest, after, afterEach, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../web/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const PROMPT = '5dT8fhm6MzvtrkpYBZNI5dT8fhm6';
+let server, browser, origin;
+const test = (name, fn) => nodeTest(name, { timeout: 120000 }, fn);
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await serve(0);
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+afterEach(async () => { await Promise.all(browser?.contexts().map((c) => c.close()) ?? []); });
+after(async () => {
+  try { await browser?.close(); } finally { server?.close(); }
+});
+
+const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+async function openPage(query, viewport = { width: 1200, height: 1000 }) {
+  const page = await browser.newPage({ viewport });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${origin}/web/${query}`);
+  await ready(page);
+  return { page, errors };
+}
+const param = (page, name) => new URL(page.url()).searchParams.get(name);
+/** The before/after row of token M (the repeated token): its p before and after. */
+const rowM = (page) => page.$eval('#ablate table.compare tbody tr', (tr) => ({
+  token: tr.cells[0].textContent, before: Number(tr.cells[1].dataset.value), after: Number(tr.cells[2].dataset.value),
+}));
+
+test('ablate a head by clicking it (before and after, every view follows, the URL records it); a patching sweep', async () => {
+  const { page, errors } = await openPage(`?model=induction&engine=strict&prompt=${PROMPT}`);
+  const topBefore = await page.$eval('#top tbody tr', (tr) => [tr.cells[0].textContent, Number(tr.cells[2].textContent)]);
+  assert.equal(topBefore[0], 'M');
+  await page.$eval('#ablate-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#ablate .iv-empty');
+  await page.click('#ablate-grid button[data-layer="1"][data-head="0"]');
+  await page.waitForSelector('#ablate table.compare');
+  const m = await rowM(page);
+  assert.equal(param(page, 'ablate'), '1.0z');
+  // the page's next-token table is the edited run's, and the ablate table holds both
+  await page.waitForFunction(() => Number(document.querySelector('#top tbody tr').cells[2].textContent) < 0.5);
+  assert.ok(Math.abs(m.before - topBefore[1]) < 1e-4, `before ${m.before} is the unedited ${topBefore[1]}`);
+  const mAfter = await page.$$eval('#ablate table.compare tbody tr', (trs) => Number(trs.find((tr) => tr.cells[0].textContent === 'M').cells[2].dataset.value));
+  assert.ok(mAfter < 0.2, `ablating the induction head drops p(M): ${mAfter}`);
+  assert.equal(await page.getAttribute('#ablate-grid button[data-layer="1"][data-head="0"]', 'aria-pressed'), 'true');
+  assert.match(await page.textContent('#edits-note'), /Ablated: L1H0\. Every view shows the edited run/);
+  const beside = await page.$eval('#top tbody tr', (tr) => [tr.cells[0].textContent, Number(tr.cells[4].textContent), tr.cells[5].textContent]);
+  assert.deepEqual(beside, ['M', 0.9196, '−0.7948'], 'the next-token table shows p before and the difference beside p after');
+  assert.equal(await page.isVisible('#top th.iv-before'), true);
+  assert.equal(await page.$eval('#overview canvas[data-layer="1"][data-head="0"]', (c) => c.classList.contains('ablated')), true);
+  // mean mode, by keyboard: the head's mode changes in place
+  await page.check('#ablate-mode input[value="m"]');
+  await page.focus('#ablate-grid button[data-layer="1"][data-head="0"]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('ablate') === '1.0m');
+  // scale L0H1 by 0.5 as well, then clear all
+  await page.check('#ablate-mode input[value="s"]');
+  await page.fill('#ablate-factor', '0.5');
+  await page.click('#ablate-grid button[data-layer="0"][data-head="1"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('ablate') === '1.0m,0.1s0.5');
+  await page.$eval('#ablate-panel', (e) => e.scrollIntoView());
+  await page.screenshot({ path: `${SHOTS}ablate.png` });
+  await page.click('#ablate-clear');
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('ablate'));
+  await page.waitForFunction(() => Number(document.querySelector('#top tbody tr').cells[2].textContent) > 0.9);
+  assert.equal(await page.isVisible('#edits-note'), false);
+
+  // activation patching: it runs in the worker with a busy state, and z patching finds the induction head
+  await page.$eval('#patching-panel', (e) => e.scrollIntoView());
+  await page.waitForFunction(() => document.getElementById('patch-corrupt').value.length === 28);
+  assert.match(await page.textContent('#patch-note'), /Both prompts have 28 tokens/);
+  // the page stays live while the sweep runs: it says so at once
+  const status = await page.evaluate(() => { document.getElementById('patch-run').click(); return document.body.dataset.patching; });
+  assert.equal(status, 'running');
+  await page.waitForFunction(() => document.body.dataset.patching === 'done', null, { timeout: 30000 });
+  const values = await page.$eval('#patching .pvalues', (p) => ({ ...p.dataset }));
+  assert.ok(Number(values.clean) > 0 && Number(values.corrupted) < 0, JSON.stringify(values));
+  assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 2);
+  // hover the z map's layer 1, head 0 cell: its exact value
+  const z = await page.$$('#patching canvas.pmap');
+  const layout = await z[1].evaluate((c) => c.layout);
+  const box = await z[1].boundingBox();
+  await page.mouse.move(box.x + layout.left + layout.cw / 2, box.y + layout.top + layout.ch * 1.5);
+  assert.match(await page.textContent('#patching .pmap-readout'), /layer 1, head 0 at every position: metric 5\.66\d\d, 8\d\.\d% of the way/);
+  // a corrupted prompt of another length is refused in words
+  await page.fill('#patch-corrupt', 'abc');
+  await page.waitForFunction(() => /same number of tokens/.test(document.getElementById('patch-note').textContent));
+  assert.equal(await page.isDisabled('#patch-run'), true);
+  assert.equal(param(page, 'corrupt'), 'abc');
+  await page.screenshot({ path: `${SHOTS}patching.png` });
+  assert.deepEqual(errors, []);
+});
+
+test('中文, the lens and the attribution with a head ablated, on a 400 px phone', async () => {
+  const { page, errors } = await openPage(`?model=induction&engine=strict&lang=zh&ablate=1.0z&prompt=${PROMPT}`, { width: 400, height: 900 });
+  assert.equal(await page.textContent('#ablate-title'), '消融或缩放注意力头');
+  assert.equal(await page.textContent('#lens-title'), 'Logit 透镜');
+  await page.$eval('#lens-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#lens table.lens');
+  assert.equal(await page.$$eval('#lens table.lens tbody tr', (r) => r.length), 3, 'two layers in, one out');
+  assert.match(await page.textContent('#lens caption'), /当前有 1 项消融生效/);
+  await page.$eval('#attribution-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#attribution table.dla');
+  assert.equal(await page.$eval('#attribution tr[data-layer="1"][data-head="0"]', (tr) => Number(tr.dataset.value)), 0, 'the zeroed head adds nothing');
+  await page.$eval('#ablate-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#ablate table.compare');
+  assert.match(await page.textContent('#ablate table.compare caption'), /修改前或修改后/);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 400, `no sideways scrolling at 400 px: ${width}`);
+  await page.screenshot({ path: `${SHOTS}ablate-zh-400.png` });
+  assert.deepEqual(errors, []);
+});

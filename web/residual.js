@@ -1,0 +1,257 @@
+// The residual stream, from the engine's tensors: its norm at every layer and token, and what
+// each attention and MLP output adds to one token's logit. A plain module of pure functions, the
+// sibling of web/stages.js: the worker calls it to build what the "residual stream" view draws,
+// and tests/residual_stream.test.mjs calls it on the same tensors to prove that the parts shown
+// add up to the engine's logit and agree with the engine's own logit attribution.
+//
+// The projection is TransformerLens's (residual_stack_to_logit_diff, the convention of the
+// engine's session.logitAttribution): a component c of the stream at one position is centred,
+// divided by the final LayerNorm's scale of that position (ln_final.hook_scale, frozen, the
+// engine's) and dotted with ln_final.w * W_U[:, t]:
+//     proj(c) = (c - mean(c)) / sigma_final . (gamma_final * W_U[:, t])
+// Centring is linear, so the parts (embedding, position, each layer's attention and MLP output)
+// add up to the final stream's projection, and
+//     logit_t = sum of the parts + ln_final.b . W_U[:, t] + b_U[t].
+// A post-LN model (the original Transformer) normalises the stream after every sublayer, so its
+// sublayers' outputs do not add up to anything at the end; there the view reads each layer's
+// stream itself through W_U (x . W_U[:, t] + b_U[t], a logit lens: the last one is the logit).
+
+import { prefixOf } from './stages.js';
+
+/** The stacks whose stream the view shows: a GPT's, or an encoder-decoder's two. */
+export const stacksOf = (info) => (info.family === 'transformer' ? ['encoder', 'decoder'] : ['gpt']);
+
+/** How the view reads a stack's stream toward the logits: 'parts' (pre-LN with a final
+ * LayerNorm: the TransformerLens decomposition), 'lens' (post-LN decoder: each layer's stream
+ * through W_U) or null (an encoder: it makes no logits). */
+export function projectionKind(info, stack) {
+  if (stack === 'encoder') return null;
+  const names = new Set(info.model_tensors ?? []);
+  if (info.norm !== 'post' && names.has(`${prefixOf(stack)}ln_final.w`)) return 'parts';
+  return 'lens';
+}
+
+const layersOf = (info, stack) => (stack === 'encoder' ? info.n_encoder_layers : info.n_layer);
+
+/** The stream's rows, in the order a token meets them: resid_pre of each layer, then the last
+ * layer's resid_post. */
+export function streamNames(info, stack) {
+  const p = prefixOf(stack), L = layersOf(info, stack);
+  return [...Array.from({ length: L }, (_, l) => `${p}blocks.${l}.hook_resid_pre`), `${p}blocks.${L - 1}.hook_resid_post`];
+}
+
+/** The capture patterns of the view's pass: the stream, every sublayer's output, the embeddings,
+ * the final scale, and (GPT) hook_z for the engine's per-head attribution. */
+export function capturePatterns(info) {
+  const out = [];
+  for (const stack of stacksOf(info)) {
+    const p = prefixOf(stack);
+    out.push(`${p}blocks.*.hook_resid_pre`, `${p}blocks.*.hook_resid_post`);
+    if (projectionKind(info, stack) === 'parts') {
+      out.push(`${p}hook_embed`, `${p}hook_pos_embed`, `${p}blocks.*.hook_attn_out`, `${p}blocks.*.hook_mlp_out`, `${p}ln_final.hook_scale`);
+      if (stack === 'gpt') out.push('blocks.*.attn.hook_z');
+    }
+  }
+  return out;
+}
+
+/** ||x|| of each row of each stream hook of one pass, into norms [rows, T] at columns from..;
+ * get(name) gives the engine's tensor. */
+export function normsInto(norms, T, get, info, stack, from = 0) {
+  streamNames(info, stack).forEach((name, r) => {
+    const x = get(name);
+    const [n, M] = x.shape;
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      for (let m = 0; m < M; m++) { const v = x.data[i * M + m]; s += v * v; }
+      norms[r * T + from + i] = Math.sqrt(s);
+    }
+  });
+  return norms;
+}
+
+/** The norms of a whole stack at once (one pass over every position). */
+export function streamNorms(get, info, stack) {
+  const names = streamNames(info, stack);
+  const T = get(names[0]).shape[0];
+  return { stack, rows: names.length, T, names, norms: normsInto(new Float32Array(names.length * T), T, get, info, stack) };
+}
+
+/** W_U[:, t] as float64 (W_U: [d_model, d_vocab]). */
+export function unembedColumn(W_U, t) {
+  const [M, V] = W_U.shape;
+  return Float64Array.from({ length: M }, (_, m) => W_U.data[m * V + t]);
+}
+
+const rowOf = (x, r) => { const n = x.shape[x.shape.length - 1]; return x.data.subarray(r * n, (r + 1) * n); };
+
+/** proj(c) = (c - mean(c)) / scale . dir. */
+export function project(c, dir, scale) {
+  const M = dir.length;
+  let mean = 0;
+  for (let m = 0; m < M; m++) mean += c[m];
+  mean /= M;
+  let dot = 0;
+  for (let m = 0; m < M; m++) dot += (c[m] - mean) * dir[m];
+  return dot / scale;
+}
+
+/**
+ * What each part of a pre-LN stream adds to token t's logit at row `row` of the last pass:
+ * [{ what: 'embed' | 'pos' | 'attn' | 'mlp', layer, hook, value, running }], the bias term, their
+ * total, and the per-layer b_O share (to set beside the engine's per-head attribution).
+ * get(name): the engine's hooks and weights (ln_final.w/.b, W_U, b_U, blocks.{l}.attn.b_O); column:
+ * W_U[:, token] when the caller has it already (W_U is large: the worker keeps one column).
+ */
+export function logitParts(get, info, { stack = 'gpt', row, token, column = null }) {
+  const p = prefixOf(stack), L = layersOf(info, stack);
+  const gamma = get(`${p}ln_final.w`).data, beta = get(`${p}ln_final.b`).data;
+  const col = column ?? unembedColumn(get('W_U'), token);
+  const M = col.length;
+  const dir = Float64Array.from(col, (u, m) => u * gamma[m]);
+  const scale = get(`${p}ln_final.hook_scale`).data[row];
+  let bias = get('b_U').data[token];
+  for (let m = 0; m < M; m++) bias += beta[m] * col[m];
+  const parts = [];
+  let running = 0;
+  const add = (what, layer, hook) => {
+    const value = project(rowOf(get(hook), row), dir, scale);
+    running += value;
+    parts.push({ what, layer, hook, value, running });
+  };
+  add('embed', null, `${p}hook_embed`);
+  add('pos', null, `${p}hook_pos_embed`);
+  const bO = new Float64Array(L);
+  for (let l = 0; l < L; l++) {
+    add('attn', l, `${p}blocks.${l}.hook_attn_out`);
+    if ((info.model_tensors ?? []).includes(`${p}blocks.${l}.attn.b_O`)) bO[l] = project(get(`${p}blocks.${l}.attn.b_O`).data, dir, scale);
+    add('mlp', l, `${p}blocks.${l}.hook_mlp_out`);
+  }
+  return { kind: 'parts', token, row, scale, bias, parts, sum: running, total: running + bias, bO };
+}
+
+/**
+ * A post-LN decoder's stream through W_U at row `row`: x . W_U[:, t] + b_U[t] for x = the stream
+ * entering layer 0 (embedding + position) and leaving each layer. The last is the logit.
+ */
+export function logitLens(get, info, { stack = 'decoder', row, token, column = null }) {
+  const col = column ?? unembedColumn(get('W_U'), token), b = get('b_U').data[token];
+  return {
+    kind: 'lens', token, row, bias: b,
+    parts: streamNames(info, stack).map((hook, r) => {
+      const x = rowOf(get(hook), row);
+      let dot = 0;
+      for (let m = 0; m < col.length; m++) dot += x[m] * col[m];
+      return { what: r === 0 ? 'x0' : 'layer', layer: r === 0 ? null : r - 1, hook, value: dot + b };
+    }),
+  };
+}
+
+/** Per head of one layer (the engine's logitAttribution) plus the b_O share: the attention total. */
+export function headTotals(heads, bO, nLayer, nHead) {
+  return Float64Array.from({ length: nLayer }, (_, l) => {
+    let s = bO[l];
+    for (let h = 0; h < nHead; h++) s += heads[l * nHead + h];
+    return s;
+  });
+}
+
+/** The buffers of a message (transferred, not copied). */
+export function residualBuffers(r) {
+  const list = [];
+  const walk = (v) => {
+    if (ArrayBuffer.isView(v)) list.push(v.buffer);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(r);
+  return [...new Set(list)];
+}
+
+// ------------------------------------------------------------------ the worker's probe
+
+/** How many bytes of captured tensors one pass of the probe may hold: a long text runs in chunks. */
+export const PASS_BYTES = 32e6;
+/** How many of the top predictions the token menu offers. */
+export const CHOICES = 8;
+
+/**
+ * The residual view's session, as the worker runs it (and the test, the same way): one whole pass
+ * per sequence (in chunks) for the norms, then for the selected position a rewind and a one-token
+ * pass, whose row 0 holds every hook the parts need. model(), tokenizer(): the loaded ones;
+ * withEdits(session): puts the page's interventions in force on it (or nothing).
+ */
+export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) {
+  let session = null, key = null, norms = null, column = null;
+  const get = (name) => (name.includes('hook_') ? session.tensor(name) : model().tensor(name));
+  return {
+    /** Forget the session (a new model: it was freed with the old one). */
+    reset() { session = null; key = null; norms = null; column = null; },
+    /**
+     * seq: { src (encoder ids or null), ids (decoder / GPT ids) }; version: the sequence's;
+     * want: { query, target, key }. undefined when not asked, null when unchanged.
+     */
+    view(seq, version, want) {
+      if (!want) return undefined;
+      const m = model(), info = m.info;
+      const translator = info.family === 'transformer';
+      const stack = translator ? 'decoder' : 'gpt';
+      const ids = seq.ids, T = ids.length;
+      if (!T) return undefined; // nothing to show yet
+      // by default the newest position; a finished translation's: the one that wrote </s>
+      const auto = translator && T > 1 && ids[T - 1] === info.eos_token_id ? T - 2 : T - 1;
+      const pos = Math.max(0, Math.min(want.query ?? auto, T - 1));
+      const viewKey = `${version}|${pos}|${want.target ?? 'auto'}`;
+      if (viewKey === want.key) return null;
+      const perPos = 4 * info.d_model * (5 * info.n_layer + 6);
+      const chunk = Math.max(1, Math.floor(PASS_BYTES / perPos));
+      if (key !== `${version}`) {
+        key = null;
+        session ??= m.createSession();
+        session.setCapture(capturePatterns(info));
+        session.reset();
+        withEdits(session);
+        norms = {};
+        if (translator) {
+          session.encode(seq.src);
+          const e = streamNorms((n) => session.tensor(n), info, 'encoder');
+          norms.encoder = { rows: e.rows, T: e.T, norms: e.norms };
+        }
+        const rows = streamNames(info, stack).length;
+        const data = new Float32Array(rows * T);
+        for (let from = 0; from < T; from += chunk) {
+          session.forward(ids.slice(from, Math.min(T, from + chunk)));
+          normsInto(data, T, (n) => session.tensor(n), info, stack, from);
+        }
+        norms[stack] = { rows, T, norms: data };
+        key = `${version}`;
+      }
+      // the selected position: rewound to it, then its one token again (row 0 of that pass)
+      if (session.length > pos) session.rewind(pos);
+      while (session.length < pos) session.forward(ids.slice(session.length, Math.min(pos, session.length + chunk)));
+      session.forward([ids[pos]]);
+      const logits = session.logits();
+      const next = pos + 1 < T ? ids[pos + 1] : null;
+      const top = [...logits.keys()].sort((a, b) => logits[b] - logits[a] || a - b).slice(0, CHOICES);
+      const token = want.target != null && want.target < logits.length ? want.target : next ?? top[0];
+      const choices = [...new Set([token, ...(next != null ? [next] : []), ...top])]
+        .map((id) => ({ id, text: tokenizer().display(id), logit: logits[id], next: id === next }));
+      if (column?.token !== token) column = { token, data: unembedColumn(m.tensor('W_U'), token) };
+      const kind = projectionKind(info, stack);
+      const out = {
+        key: viewKey, normsKey: `${version}`, stack, pos, T, token, next, choices, kind, logit: logits[token],
+        norms: Object.fromEntries(Object.entries(norms).map(([k, v]) => [k, { ...v, norms: v.norms.slice() }])),
+      };
+      if (kind === 'parts') {
+        const r = logitParts(get, info, { stack, row: 0, token, column: column.data });
+        const a = session.logitAttribution(token, { row: 0 });
+        Object.assign(out, { parts: r.parts, bias: r.bias, sum: r.sum, total: r.total, scale: r.scale, bO: r.bO,
+          heads: a.heads, mlps: a.mlps, headTotals: headTotals(a.heads, r.bO, info.n_layer, info.n_head), nHead: info.n_head });
+      } else {
+        const r = logitLens(get, info, { stack, row: 0, token, column: column.data });
+        Object.assign(out, { parts: r.parts, bias: r.bias });
+      }
+      return out;
+    },
+  };
+}
