@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createLantern } from '../web/lantern.js';
+import { inductionSection } from './induction_card.mjs';
 
 const lantern = await createLantern();
 
@@ -165,6 +166,7 @@ function card(folder) {
       ...scores.map((s) => `| ${s.layer} | ${s.head} | ${fmt(s.prev)} | ${fmt(s.induction)} (k = ${s.k}) |`), '',
       `The strongest previous-token head is **layer ${prev.layer}, head ${prev.head}**; the induction head is **layer ${ind.layer}, head ${ind.head}**: from the second copy on it looks at ${where} the earlier occurrence of the current character. To see it, open the playground with this model (\`?model=induction\`), type the string above and select layer ${ind.layer}, head ${ind.head}: in the second copy its weight sits on a diagonal ${L - ind.k} places left of the main one. Layer 0 heads spread their attention over recent positions, which is how the current and preceding characters reach layer 1.`, '');
   }
+  if (name === 'induction') lines.push(inductionSection(loaded.model, loaded.tokenizer).section);
   lines.push('## What to look at', '', typeof spec.look === 'function' ? spec.look(loaded) : spec.look, '');
   writeFileSync(join(folder, 'README.md'), lines.join('\n'));
   return `wrote ${join(folder, 'README.md')}`;
