@@ -80,6 +80,8 @@ nodeTest('the attribute parser: the seed corpus and generated hostile attributes
   assert.equal(parseAttributes((k) => (k === 'lang' ? 'en' : null), 'zh-CN').lang, 'en');
   assert.equal(parseAttributes((k) => (k === 'model' ? 'https://huggingface.co/x/y/resolve/main/' : null)).model.url, 'https://huggingface.co/x/y/resolve/main/');
   assert.equal(parseAttributes((k) => (k === 'model' ? 'gpt-9' : null)).model.bad, 'gpt-9');
+  // a view the element does not show is kept to be said, not swapped for the attention view
+  assert.deepEqual(['ablate', 'heatmapz', 'attention', ''].map((v) => parseAttributes((k) => (k === 'view' ? v : null)).badView), ['ablate', 'heatmapz', null, null]);
   assert.deepEqual(['12', '12.5em', '0', '-3', '1e3', '40%', 'calc(1px)'].map(parseHeight), ['12px', '12.5em', null, null, null, null, null]);
 });
 

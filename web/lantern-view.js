@@ -104,6 +104,8 @@ export function parseAttributes(get, inheritedLang = 'en') {
     model,
     prompt: s.prompt,
     view: ELEMENT_VIEWS.includes(s.view) ? s.view : null, // null: attention, or translate for a translator
+    // a view the element cannot show (one of the playground's others, or a typo): said, not swapped
+    badView: get('view') != null && String(get('view')).trim() && !ELEMENT_VIEWS.includes(s.view) ? String(get('view')).trim() : null,
     layer: s.layer, head: s.head, stage: s.stage, attn: s.attn, mean: s.mean, hideFirst: s.hideFirst, query: s.query, ln: s.ln,
     temperature: s.temperature, topK: s.topK, topP: s.topP, seed: s.seed, steps: s.steps,
     lang,
@@ -601,6 +603,12 @@ export class LanternView extends Base {
     if (m.bad) {
       this.failed = { code: 'element-model' };
       this.showError({ code: 'element-model', message: `"${m.bad}" is not a model`, during: 'load' }, t('element.unknownModel', m.bad));
+      return;
+    }
+    if (this.cfg.badView) {
+      this.failed = { code: 'element-view' };
+      this.showError({ code: 'element-view', message: `"${this.cfg.badView}" is not a view this element shows`, during: 'load' },
+        t('element.unknownView', this.cfg.badView, ELEMENT_VIEWS.join(', ')));
       return;
     }
     const base = m.id ? new URL(`../weights/${m.id}/`, HERE).href : new URL(m.url, document.baseURI).href;
