@@ -25,6 +25,21 @@ test('the README example runs as written', () => {
   }
 });
 
+test('the README\'s intervention example runs as written and finds the induction head', () => {
+  const section = README.split('\n## Interventions')[1].split('\n## ')[0];
+  const code = section.match(/```js\n([\s\S]*?)```/)[1];
+  const file = `${ROOT}.readme-interventions-test.mjs`;
+  writeFileSync(file, code);
+  try {
+    const out = execFileSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    assert.match(out, /^p\(M\) 0\.920 -> 0\.125 with layer 1, head 0 zeroed$/m, 'the numbers the section quotes');
+    assert.match(out, /^logit lens: \S+ \S+ M$/m, 'the last layer reads the model\'s prediction');
+    assert.match(out, /^patching recovers most at layer 1, head 0$/m);
+  } finally {
+    rmSync(file, { force: true });
+  }
+});
+
 test('the README tensor table lists exactly the engine\'s names, dims and meanings', async () => {
   const L = await lantern();
   const model = L.loadModel(readFixture('gpt2-tiny'));
