@@ -50,6 +50,26 @@ cases.forEach((edits, i) => {
   });
 });
 
+test('activation patching between two prompts: the clean run\'s values patched into the corrupted run give the twin\'s logits', () => {
+  const { corrupted, edits } = JSON.parse(metadata.patch);
+  const model = L.loadModel(fixture);
+  const clean = model.createSession({ capture: edits.map((e) => e.hook) });
+  clean.forward(prompt);
+  const s = model.createSession({ capture: 'logits' });
+  for (const e of edits) {
+    const t = clean.tensor(e.hook), width = t.shape.slice(e.heads ? 2 : 1).reduce((a, b) => a * b, 1), H = t.shape[1];
+    const rows = e.positions.flatMap((p) => (e.heads ? e.heads.map((h) => p * H + h) : [p]));
+    s.edit({ ...e, values: rows.flatMap((r) => Array.from(t.data.subarray(r * width, (r + 1) * width))) });
+  }
+  s.forward(corrupted);
+  assert.equal(compareArrays(s.tensor('logits').data, tensors.get('patch.logits').data), null);
+  s.clearEdits(); // reruns: the corrupted run alone differs from the patched one
+  const patched = tensors.get('patch.logits').data;
+  assert.notEqual(compareArrays(s.logits(), patched.subarray(patched.length - V)), null, 'the patch changes the corrupted run');
+  assert.notEqual(compareArrays(tensors.get('patch.logits').data, golden.tensors.get('logits').data), null, 'not simply the clean run');
+  model.free();
+});
+
 test('an edit at one position leaves the positions before it as they were, and a rewind keeps it in force', () => {
   const model = L.loadModel(fixture);
   const s = model.createSession({ capture: 'logits' });
@@ -268,6 +288,30 @@ for (const name of ['transformer-tiny', 'transformer-odd']) {
       assert.equal(compareArrays(after.logits(), row(plain, tgt.length - 1)), null, 'cleared: the unedited run');
       model.free();
     });
+  });
+}
+
+for (const name of ['transformer-tiny', 'transformer-odd']) {
+  test(`${name}: activation patching between two sources (an encoder stream, a cross-attention head) gives the twin's logits`, () => {
+    const file = readSafetensors(`${FIXTURES}${name}/edits.safetensors`);
+    const src = JSON.parse(file.metadata.src), tgt = JSON.parse(file.metadata.tgt);
+    const { corrupted, edits } = JSON.parse(file.metadata.patch);
+    const model = L.loadModel(readFixture(name));
+    const clean = model.createSession({ capture: edits.map((e) => e.hook) });
+    clean.encode(src);
+    clean.forward(tgt);
+    const s = model.createSession({ capture: 'logits' });
+    for (const e of edits) {
+      const t = clean.tensor(e.hook), width = t.shape.slice(e.heads ? 2 : 1).reduce((a, b) => a * b, 1), H = t.shape[1];
+      const rows = e.positions.flatMap((p) => (e.heads ? e.heads.map((h) => p * H + h) : [p]));
+      s.edit({ ...e, values: rows.flatMap((r) => Array.from(t.data.subarray(r * width, (r + 1) * width))) });
+    }
+    s.encode(corrupted);
+    s.forward(tgt);
+    assert.equal(compareArrays(s.tensor('logits').data, file.tensors.get('patch.logits').data), null);
+    s.clearEdits(); // encodes again and reruns: the corrupted run alone differs
+    assert.notEqual(compareArrays(s.logits(), file.tensors.get('patch.logits').data.subarray((tgt.length - 1) * model.nVocab)), null);
+    model.free();
   });
 }
 

@@ -15,6 +15,7 @@ sys.path.insert(0, HERE)
 import gpt2_ref  # noqa: E402
 import transformer_ref  # noqa: E402
 import llama_ref  # noqa: E402
+import neox_ref  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "..", "weights"))
 import bpe  # noqa: E402
@@ -351,6 +352,18 @@ def edit_cases(cfg, g):
     ]
 
 
+def patch_edits(clean, patches, n_head):
+    """Edits replacing each patch's hook at its positions (and heads) with the clean run's values,
+    a row per position and head, positions outer, as session.edit takes them."""
+    edits = {}
+    for e in patches:
+        t = clean[e["hook"]]
+        rows = [t[p, h] for p in e["positions"] for h in e["heads"]] if "heads" in e else [t[p] for p in e["positions"]]
+        spec = dict(e, values=torch.cat([r.reshape(-1) for r in rows]).tolist())
+        edits[e["hook"]] = gpt2_ref.edit_fn(spec, n_head)
+    return edits
+
+
 def write_edits(name):
     """Golden logits of the fixture's prompt under each intervention case, from the twin's hooks."""
     folder = os.path.join(OUT, name)
@@ -365,8 +378,16 @@ def write_edits(name):
             fn, prev = gpt2_ref.edit_fn(e, cfg["n_head"]), edits.get(e["hook"])
             edits[e["hook"]] = (lambda t, m=None, fn=fn, prev=prev: fn(prev(t, m), m)) if prev else fn
         out[f"case{i}.logits"] = gpt2_ref.run(cfg, w, prompt, edits)["logits"].to(torch.float32)
+    # activation patching between two prompts: the clean run's values, patched into a corrupted one
+    corrupted = list(prompt)
+    corrupted[3] = (corrupted[3] + 1) % cfg["vocab_size"]
+    patches = [{"hook": "blocks.1.hook_resid_pre", "op": "replace", "positions": [3]},
+               {"hook": "blocks.0.attn.hook_z", "op": "replace", "positions": list(range(4, len(prompt))), "heads": [0, 2]}]
+    out["patch.logits"] = gpt2_ref.run(cfg, w, corrupted, patch_edits(gpt2_ref.run(cfg, w, prompt), patches, cfg["n_head"]))[
+        "logits"].to(torch.float32)
     safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
-                        {"cases": json.dumps(cases), "prompt": json.dumps(prompt)})
+                        {"cases": json.dumps(cases), "prompt": json.dumps(prompt),
+                         "patch": json.dumps({"corrupted": corrupted, "edits": patches})})
     print(f"{name}: {len(cases)} intervention cases")
 
 
@@ -430,6 +451,80 @@ def write_llama_fixture(name, spec):
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 
+NEOX_FIXTURES = {
+    # Pythia's shape: parallel residual, rotary on a quarter of each head (4 of 16), exact gelu,
+    # an untied embed_out, F16, and the buffers Pythia checkpoints carry (attention.bias,
+    # attention.masked_bias, attention.rotary_emb.inv_freq)
+    "pythia-tiny": dict(d=64, H=4, f=256, n_layer=2, vocab=128, ctx=32, parallel=True, rotary_pct=0.25,
+                        base=10000, act="gelu", tied=False, eps=1e-5, buffers=True, dtype=torch.float16,
+                        seed=41, prompt_len=13),
+    # sequential residual (GPT-2's order), every dimension rotated, awkward sizes (3 heads of 10,
+    # d_mlp 50, vocab 97, the context of 11 filled), the tanh gelu, a tied output, F32
+    "neox-odd": dict(d=30, H=3, f=50, n_layer=2, vocab=97, ctx=11, parallel=False, rotary_pct=1.0,
+                     base=500, act="gelu_fast", tied=True, eps=1e-6, buffers=False, dtype=torch.float32,
+                     seed=42, prompt_len=11),
+}
+
+
+def write_neox_fixture(name, spec):
+    """Random weights in a Hugging Face GPTNeoXForCausalLM folder, and the twin's hooks on a prompt."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(folder, exist_ok=True)
+    g = torch.Generator().manual_seed(spec["seed"])
+    d, H, f, V, C = spec["d"], spec["H"], spec["f"], spec["vocab"], spec["ctx"]
+    dh = d // H
+    rot = int(dh * spec["rotary_pct"])
+
+    def normal(*shape, std):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * std
+
+    w = {"gpt_neox.embed_in.weight": normal(V, d, std=0.5)}
+    buffers = {}
+    for l in range(spec["n_layer"]):
+        p = f"gpt_neox.layers.{l}."
+        w[p + "input_layernorm.weight"] = 1 + normal(d, std=0.2)
+        w[p + "input_layernorm.bias"] = normal(d, std=0.1)
+        w[p + "post_attention_layernorm.weight"] = 1 + normal(d, std=0.2)
+        w[p + "post_attention_layernorm.bias"] = normal(d, std=0.1)
+        w[p + "attention.query_key_value.weight"] = normal(3 * d, d, std=1.5 / d ** 0.5)
+        w[p + "attention.query_key_value.bias"] = normal(3 * d, std=0.1)
+        w[p + "attention.dense.weight"] = normal(d, d, std=1 / d ** 0.5)
+        w[p + "attention.dense.bias"] = normal(d, std=0.1)
+        w[p + "mlp.dense_h_to_4h.weight"] = normal(f, d, std=1 / d ** 0.5)
+        w[p + "mlp.dense_h_to_4h.bias"] = normal(f, std=0.1)
+        w[p + "mlp.dense_4h_to_h.weight"] = normal(d, f, std=1 / f ** 0.5)
+        w[p + "mlp.dense_4h_to_h.bias"] = normal(d, std=0.1)
+        if spec["buffers"]:
+            buffers[p + "attention.bias"] = torch.tril(torch.ones(C, C, dtype=torch.bool)).view(1, 1, C, C)
+            buffers[p + "attention.masked_bias"] = torch.tensor(-1e9, dtype=spec["dtype"])
+            buffers[p + "attention.rotary_emb.inv_freq"] = 1.0 / (spec["base"] ** (
+                torch.arange(0, rot, 2, dtype=torch.float32) / rot))
+    w["gpt_neox.final_layer_norm.weight"] = 1 + normal(d, std=0.2)
+    w["gpt_neox.final_layer_norm.bias"] = normal(d, std=0.1)
+    if not spec["tied"]:
+        w["embed_out.weight"] = normal(V, d, std=0.5)
+    prompt = torch.randint(0, V, (spec["prompt_len"],), generator=g).tolist()
+    cfg = {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "hidden_size": d,
+           "num_attention_heads": H, "intermediate_size": f, "num_hidden_layers": spec["n_layer"],
+           "vocab_size": V, "max_position_embeddings": C, "layer_norm_eps": spec["eps"],
+           "rotary_pct": spec["rotary_pct"], "rotary_emb_base": spec["base"],
+           "use_parallel_residual": spec["parallel"], "hidden_act": spec["act"],
+           "tie_word_embeddings": spec["tied"], "bos_token_id": 0, "eos_token_id": 0,
+           "torch_dtype": "float32" if spec["dtype"] == torch.float32 else "float16"}
+    with open(os.path.join(folder, "config.json"), "w") as fh:
+        json.dump(cfg, fh, indent=2)
+        fh.write("\n")
+    stored = {k: v.to(spec["dtype"]) for k, v in w.items()}
+    stored.update(buffers)
+    safetensors_io.save(os.path.join(folder, "model.safetensors"), stored,
+                        {"format": "pt", "note": "random weights: a lantern test fixture"})
+    cfg_back, w_back = neox_ref.load_model(folder)
+    hooks = neox_ref.run(cfg_back, w_back, prompt)
+    safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
+                        {"prompt": json.dumps(prompt)})
+    print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
+
+
 def transformer_edit_cases(cfg, g, S, T):
     """Interventions on the encoder-decoder family: encoder hooks (which mean encoding again),
     the cross-attention's keys (computed at encoding) and queries, every attention matrix with keys
@@ -480,8 +575,18 @@ def write_transformer_edits(name):
             fn, prev = gpt2_ref.edit_fn(e, cfg["n_head"]), edits.get(e["hook"])
             edits[e["hook"]] = (lambda t, m=None, fn=fn, prev=prev: fn(prev(t, m), m)) if prev else fn
         out[f"case{i}.logits"] = transformer_ref.run(cfg, w, src, tgt, edits=edits)["logits"].to(torch.float32)
+    # activation patching between two sources: the clean source's encoder stream at the changed
+    # position, and a decoder head's output, patched into the run on a corrupted source
+    corrupted = list(src)
+    corrupted[0] = (corrupted[0] + 1) % cfg["src_vocab_size"] or 2
+    patches = [{"hook": "encoder.blocks.1.hook_resid_pre", "op": "replace", "positions": [0]},
+               {"hook": "decoder.blocks.0.cross_attn.hook_z", "op": "replace", "positions": [2, 3], "heads": [1]}]
+    clean = transformer_ref.run(cfg, w, src, tgt)
+    out["patch.logits"] = transformer_ref.run(cfg, w, corrupted, tgt, edits=patch_edits(clean, patches, cfg["n_head"]))[
+        "logits"].to(torch.float32)
     safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
-                        {"cases": json.dumps(cases), "src": json.dumps(src), "tgt": json.dumps(tgt)})
+                        {"cases": json.dumps(cases), "src": json.dumps(src), "tgt": json.dumps(tgt),
+                         "patch": json.dumps({"corrupted": corrupted, "edits": patches})})
     print(f"{name}: {len(cases)} intervention cases")
 
 
@@ -512,6 +617,8 @@ def main():
     for name, spec in LLAMA_FIXTURES.items():
         write_llama_fixture(name, spec)
         write_lens(name, llama_ref)
+    for name, spec in NEOX_FIXTURES.items():
+        write_neox_fixture(name, spec)
 
 
 if __name__ == "__main__":
