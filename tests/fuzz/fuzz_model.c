@@ -25,7 +25,8 @@ static void read_weights(lt_model *m, const uint8_t *data, size_t size) {
     static const char *const names[] = {"W_E", "W_pos", "W_U", "b_U", "ln_final.w", "blocks.0.attn.W_Q",
                                         "blocks.0.attn.W_O", "blocks.0.attn.b_K", "blocks.0.mlp.W_out",
                                         "encoder.W_E", "decoder.W_pos", "encoder.blocks.0.attn.W_V",
-                                        "decoder.blocks.0.cross_attn.W_O", "decoder.blocks.0.ln3.b"};
+                                        "decoder.blocks.0.cross_attn.W_O", "decoder.blocks.0.ln3.b",
+                                        "blocks.0.attn._W_K", "blocks.0.attn.b_V", "blocks.0.mlp.W_gate"};
     char tail[24] = {0};
     const size_t k = size < sizeof tail - 1 ? size : sizeof tail - 1;
     memcpy(tail, data + size - k, k);

@@ -24,6 +24,8 @@ out('config', 'tiny', fx('gpt2-tiny/config.json'));
 out('config', 'odd-bf16', fx('gpt2-odd-bf16/config.json'));
 out('config', 'transformer-odd', fx('transformer-odd/config.json'));
 out('config', 'transformer-tiny', fx('transformer-tiny/config.json'));
+out('config', 'llama-tiny', fx('llama-tiny/config.json'));
+out('config', 'qwen2-odd', fx('qwen2-odd/config.json'));
 out('config', 'bad', Buffer.from('{"n_layer": 2, "n_head": 3, "n_embd": [30], "vocab_size": 1e99}'));
 
 out('tokenizer_files', 'chars', fx('gpt2-odd/vocab.json'));
@@ -41,4 +43,5 @@ out('encode', 'invalid-utf8', Buffer.from([0x61, 0xff, 0xfe, 0xe6, 0x88, 0x20, 0
 out('model', 'odd', Buffer.concat([fx('gpt2-odd/config.json'), nul, odd]));
 out('model', 'transformer-odd', Buffer.concat([fx('transformer-odd/config.json'), nul, fx('transformer-odd/model.safetensors')]));
 out('model', 'transformer-tiny', Buffer.concat([fx('transformer-tiny/config.json'), nul, fx('transformer-tiny/model.safetensors')]));
+out('model', 'qwen2-odd', Buffer.concat([fx('qwen2-odd/config.json'), nul, fx('qwen2-odd/model.safetensors')]));
 out('model', 'odd-bf16', Buffer.concat([fx('gpt2-odd-bf16/config.json'), nul, fx('gpt2-odd-bf16/model.safetensors')]));
