@@ -445,8 +445,14 @@ def write_llama_fixture(name, spec):
                         {"format": "pt", "note": "random weights: a lantern test fixture"})
     cfg_back, w_back = llama_ref.load_model(folder)
     hooks = llama_ref.run(cfg_back, w_back, prompt)
+    # greedy decoding by the twin from the prompt's first 4 tokens, to the end of the context
+    ids, gaps = prompt[:4], []
+    while len(ids) < spec["ctx"] and len(ids) < 4 + 8:
+        top = torch.topk(llama_ref.run(cfg_back, w_back, ids)["logits"][-1], 2)
+        gaps.append(float(top.values[0] - top.values[1]))
+        ids.append(int(top.indices[0]))
     safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
-                        {"prompt": json.dumps(prompt)})
+                        {"prompt": json.dumps(prompt), "greedy": json.dumps(ids), "greedy_gap": json.dumps(min(gaps))})
     write_tl_weights(folder, llama_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
