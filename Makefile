@@ -16,7 +16,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
 ENGINE_SRC := src/error.c src/json.c src/safetensors.c src/hooks.c src/loader.c src/gpt2.c \
-              src/transformer.c src/llama.c src/model.c src/weights.c src/edits.c src/ops.c src/parallel.c \
+              src/transformer.c src/llama.c src/neox.c src/model.c src/weights.c src/edits.c src/ops.c src/capture.c src/parallel.c \
               src/session.c src/sample.c src/tokenizer.c src/unicode_tables.c src/kernels/ref.c
 HEADERS := $(wildcard src/*.h src/kernels/*.h)
 WASM_SRC := $(ENGINE_SRC) src/kernels/wasm_simd.c src/wasm_api.c

@@ -326,11 +326,16 @@ static int32_t missing(const char *what, const char *needs) {
 #define ATTRIBUTION_NEEDS "blocks.*.attn.hook_z, blocks.*.hook_mlp_out"
 
 /* The decoder-only families the lens and attribution know (their final norm and output
- * projection): GPT-2 (LayerNorm: centred) and Llama-style (RMSNorm: not centred, no bias). */
-static bool lens_family(const lt_model *m) { return m->family == LT_FAMILY_GPT2 || m->family == LT_FAMILY_LLAMA; }
+ * projection): GPT-2 and GPT-NeoX (LayerNorm: centred) and Llama-style (RMSNorm: not centred, no
+ * bias). */
+static bool lens_family(const lt_model *m) {
+    return m->family == LT_FAMILY_GPT2 || m->family == LT_FAMILY_LLAMA || m->family == LT_FAMILY_NEOX;
+}
 
 static const lt_mat *attn_out_w(const lt_model *m, int32_t l) {
-    return m->family == LT_FAMILY_LLAMA ? &m->llama[l].o_w : &m->layers[l].attn_proj_w;
+    return m->family == LT_FAMILY_LLAMA  ? &m->llama[l].o_w
+           : m->family == LT_FAMILY_NEOX ? &m->neox[l].dense_w
+                                         : &m->layers[l].attn_proj_w;
 }
 
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {

@@ -68,6 +68,17 @@ typedef enum {
 } lt_llama_hook;
 
 extern const lt_hook_def lt_llama_hooks[LT_L_COUNT];
+
+/* The hooks of the GPT-NeoX family (Pythia). A parallel block (use_parallel_residual) has no
+ * resid_mid: its model marks LT_N_RESID_MID absent. */
+typedef enum {
+    LT_N_EMBED, LT_N_RESID_PRE, LT_N_LN1_SCALE, LT_N_LN1, LT_N_Q, LT_N_K, LT_N_V, LT_N_ROT_Q, LT_N_ROT_K,
+    LT_N_ATTN_SCORES, LT_N_PATTERN, LT_N_Z, LT_N_ATTN_OUT, LT_N_RESID_MID, LT_N_LN2_SCALE, LT_N_LN2,
+    LT_N_MLP_PRE, LT_N_MLP_POST, LT_N_MLP_OUT, LT_N_RESID_POST, LT_N_LN_FINAL_SCALE, LT_N_LN_FINAL, LT_N_LOGITS,
+    LT_N_COUNT
+} lt_neox_hook;
+
+extern const lt_hook_def lt_neox_hooks[LT_N_COUNT];
 extern const char *const lt_dim_names[LT_DIM_COUNT];
 
 bool lt_hook_per_layer(const lt_hook_def *h);
@@ -81,7 +92,7 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 
 /* ---------------------------------------------------------------- models */
 
-typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER, LT_FAMILY_LLAMA } lt_family;
+typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER, LT_FAMILY_LLAMA, LT_FAMILY_NEOX } lt_family;
 typedef struct lt_family_ops lt_family_ops; /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
@@ -119,6 +130,21 @@ typedef struct lt_llama_layer {
     lt_mat gate_w, up_w;          /* (d_mlp, d_model) */
     lt_mat down_w;                /* (d_model, d_mlp) */
 } lt_llama_layer;
+
+/* A GPT-NeoX block: nn.Linear weights as stored, [d_out, d_in] rows (for lt_matmul_nt). */
+typedef struct lt_neox_layer {
+    float *ln1_w, *ln1_b; /* (d_model) input_layernorm */
+    lt_mat qkv_w;         /* (3 * d_model, d_model) query_key_value, fused as stored: rows (n_head, 3, d_head),
+                           * each head's q, k and v rows together */
+    float *qkv_b;         /* (3 * d_model) the same order, or NULL without attention_bias */
+    lt_mat dense_w;       /* (d_model, d_model) attention.dense */
+    float *dense_b;       /* (d_model) or NULL */
+    float *ln2_w, *ln2_b; /* (d_model) post_attention_layernorm */
+    lt_mat fc_w;          /* (d_mlp, d_model) mlp.dense_h_to_4h */
+    float *fc_b;          /* (d_mlp) */
+    lt_mat proj_w;        /* (d_model, d_mlp) mlp.dense_4h_to_h */
+    float *proj_b;        /* (d_model) */
+} lt_neox_layer;
 
 /* Multi-head attention of the encoder-decoder family, from nn.MultiheadAttention's
  * in_proj (q | k | v rows) and out_proj, transposed at load to [d_in, d_out] and packed into
@@ -226,6 +252,12 @@ struct lt_model {
     float *rope_cos, *rope_sin; /* (n_ctx, d_head / 2) the rotary angles' cosines and sines */
     lt_llama_layer *llama;  /* (n_layer) */
 
+    /* GPT-NeoX family (wte, lm_head, ln_f_w, ln_f_b, rope_theta, rope_cos and rope_sin above) */
+    int32_t rotary_dims;    /* the leading dimensions of each head that rotate (rotary_pct * d_head); the
+                             * rope tables are (n_ctx, rotary_dims / 2) */
+    bool parallel_residual; /* x + attn(ln1(x)) + mlp(ln2(x)), else sequential as GPT-2 */
+    lt_neox_layer *neox;    /* (n_layer) */
+
     /* encoder-decoder family */
     int32_t n_enc_layer, n_src_vocab, pad_id, bos_id, eos_id; /* ids: -1 when not configured */
     bool pre_ln, final_norm, sinusoidal, shared_embed;
@@ -290,6 +322,7 @@ struct lt_family_ops {
 extern const lt_family_ops lt_gpt2_ops;
 extern const lt_family_ops lt_transformer_ops;
 extern const lt_family_ops lt_llama_ops, lt_qwen2_ops, lt_mistral_ops;
+extern const lt_family_ops lt_gpt_neox_ops;
 
 /* ---------------------------------------------------------------- sessions */
 
@@ -386,6 +419,8 @@ struct lt_attn_dims;
 void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const struct lt_attn_dims *d);
 
+/* The capture slot of hook `hook` of `layer` (capture.c). */
+lt_capture_slot *lt_slot(const lt_session *s, int32_t hook, int32_t layer);
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */
 float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
 /* Apply the edits in force at (hook, layer) to n rows of x (row t at x + t * stride + col), the

@@ -94,6 +94,50 @@ const lt_hook_def lt_llama_hooks[LT_L_COUNT] = {
     [LT_L_LOGITS] = {"logits", D2(POS, D_VOCAB), "unnormalised next-token scores of every position", PASS},
 };
 
+/* GPT-NeoX (Pythia), with TransformerLens's names: LayerNorm with bias; hook_q and hook_k before
+ * the rotary embedding (which turns only each head's first rotary_dims dimensions), hook_rot_q and
+ * hook_rot_k after it. A parallel block (Pythia) reads both norms from resid_pre and adds
+ * attention and MLP together: it has no resid_mid. */
+const lt_hook_def lt_neox_hooks[LT_N_COUNT] = {
+    [LT_N_EMBED] = {"hook_embed", D2(POS, D_MODEL), "token embeddings embed_in[token]", PASS},
+    [LT_N_RESID_PRE] = {"blocks.{l}.hook_resid_pre", D2(POS, D_MODEL), "residual stream entering the block", PASS},
+    [LT_N_LN1_SCALE] = {"blocks.{l}.ln1.hook_scale", D2(POS, ONE),
+                        "what LayerNorm before attention divides by: sqrt(variance + eps) of resid_pre", PASS},
+    [LT_N_LN1] = {"blocks.{l}.ln1.hook_normalized", D2(POS, D_MODEL),
+                  "LayerNorm before attention, after its weight and bias", PASS},
+    [LT_N_Q] = {"blocks.{l}.attn.hook_q", D3(POS, HEAD, D_HEAD), "queries, before the rotary embedding", PASS},
+    [LT_N_K] = {"blocks.{l}.attn.hook_k", D3(POS, HEAD, D_HEAD),
+                "keys of the new positions, before the rotary embedding", PASS},
+    [LT_N_V] = {"blocks.{l}.attn.hook_v", D3(POS, HEAD, D_HEAD), "values of the new positions", PASS},
+    [LT_N_ROT_Q] = {"blocks.{l}.attn.hook_rot_q", D3(POS, HEAD, D_HEAD),
+                    "queries rotated by their position (the first rotary_dims of each head)", PASS},
+    [LT_N_ROT_K] = {"blocks.{l}.attn.hook_rot_k", D3(POS, HEAD, D_HEAD),
+                    "keys rotated by their position (the first rotary_dims of each head)", PASS},
+    [LT_N_ATTN_SCORES] = {"blocks.{l}.attn.hook_attn_scores", D3(HEAD, POS, KEY_POS),
+                          "rotated q.k / sqrt(d_head) with the causal mask: -inf above the diagonal", PASS},
+    [LT_N_PATTERN] = {"blocks.{l}.attn.hook_pattern", D3(HEAD, POS, KEY_POS),
+                      "attention weights: softmax of the scores over keys", PASS},
+    [LT_N_Z] = {"blocks.{l}.attn.hook_z", D3(POS, HEAD, D_HEAD), "attention-weighted sum of values, per head", PASS},
+    [LT_N_ATTN_OUT] = {"blocks.{l}.hook_attn_out", D2(POS, D_MODEL), "attention output after attention.dense", PASS},
+    [LT_N_RESID_MID] = {"blocks.{l}.hook_resid_mid", D2(POS, D_MODEL),
+                        "residual stream after attention is added (sequential blocks only)", PASS},
+    [LT_N_LN2_SCALE] = {"blocks.{l}.ln2.hook_scale", D2(POS, ONE),
+                        "what LayerNorm before the MLP divides by: sqrt(variance + eps) of resid_pre (parallel "
+                        "blocks) or resid_mid (sequential)", PASS},
+    [LT_N_LN2] = {"blocks.{l}.ln2.hook_normalized", D2(POS, D_MODEL),
+                  "LayerNorm before the MLP, after its weight and bias", PASS},
+    [LT_N_MLP_PRE] = {"blocks.{l}.mlp.hook_pre", D2(POS, D_MLP), "MLP hidden layer before the activation", PASS},
+    [LT_N_MLP_POST] = {"blocks.{l}.mlp.hook_post", D2(POS, D_MLP), "MLP hidden layer after the activation", PASS},
+    [LT_N_MLP_OUT] = {"blocks.{l}.hook_mlp_out", D2(POS, D_MODEL), "MLP output", PASS},
+    [LT_N_RESID_POST] = {"blocks.{l}.hook_resid_post", D2(POS, D_MODEL),
+                         "residual stream leaving the block: resid_pre + attn_out + mlp_out", PASS},
+    [LT_N_LN_FINAL_SCALE] = {"ln_final.hook_scale", D2(POS, ONE),
+                             "what the final LayerNorm divides by: sqrt(variance + eps) of the last resid_post", PASS},
+    [LT_N_LN_FINAL] = {"ln_final.hook_normalized", D2(POS, D_MODEL), "final LayerNorm, after its weight and bias",
+                       PASS},
+    [LT_N_LOGITS] = {"logits", D2(POS, D_VOCAB), "unnormalised next-token scores of every position", PASS},
+};
+
 /* Encoder-decoder models. "Add & Norm" differs between the two variants: post-LN (the original
  * paper) normalises after adding, x = LN(x + f(x)); pre-LN normalises the sublayer's input,
  * x = x + f(LN(x)). The ln hooks are the LayerNorm outputs in either case. */

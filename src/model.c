@@ -16,7 +16,7 @@ static uint64_t default_max_weight_bytes(void) {
 
 /* Every family lantern runs, by config.json's model_type. */
 static const lt_family_ops *const FAMILIES[] = {&lt_gpt2_ops, &lt_transformer_ops, &lt_llama_ops, &lt_qwen2_ops,
-                                                &lt_mistral_ops};
+                                                &lt_mistral_ops, &lt_gpt_neox_ops};
 #define N_FAMILIES ((int32_t)(sizeof FAMILIES / sizeof FAMILIES[0]))
 
 static const lt_family_ops *family_of(const char *model_type) {
@@ -71,7 +71,7 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     if (!(m->ops = family_of(name))) {
         rc = lt_fail(LT_ERR_UNSUPPORTED,
                      "config.json: model_type \"%.40s\" is not supported (lantern runs \"gpt2\", \"llama\", "
-                     "\"qwen2\", \"mistral\" and \"transformer\", the encoder-decoder)", name);
+                     "\"qwen2\", \"mistral\", \"gpt_neox\" and \"transformer\", the encoder-decoder)", name);
         goto done;
     }
     if ((rc = lt_st_parse(safetensors, safetensors_len, &st))) goto done;
@@ -101,6 +101,7 @@ void lt_model_free(lt_model *m) {
     free(m->arena8);
     free(m->layers);
     free(m->llama);
+    free(m->neox);
     free(m->enc);
     free(m->dec);
     free(m->description);

@@ -19,9 +19,7 @@ lt_session_params lt_session_default_params(void) {
 
 static size_t n_slots(const lt_model *m) { return (size_t)m->n_hooks * (size_t)m->max_layers; }
 
-static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) {
-    return &s->slots[(size_t)hook * s->model->max_layers + layer];
-}
+static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) { return lt_slot(s, hook, layer); }
 
 /* How many tensors a hook names: one per layer of its stack, one, or none (a hook this model
  * does not have, such as the final norm of a post-LN encoder); counted at load. */
@@ -255,48 +253,12 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
     return LT_OK;
 }
 
-float *lt_capture(lt_session *s, int32_t hook, int32_t layer) {
-    lt_capture_slot *c = slot(s, hook, layer);
-    return c->wanted ? c->data : NULL;
-}
-
-void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float *x, int32_t n, int32_t d) {
-    float *dst = hook >= 0 ? lt_capture(s, hook, layer) : NULL;
-    if (!dst) return;
-    for (int32_t t = 0; t < n; t++) {
-        const float *r = x + (size_t)t * d;
-        double mean = 0, var = 0;
-        if (!s->model->rms_norm) { /* RMSNorm divides by the root mean square: no centring */
-            for (int32_t i = 0; i < d; i++) mean += r[i];
-            mean /= d;
-        }
-        for (int32_t i = 0; i < d; i++) var += (r[i] - mean) * (r[i] - mean);
-        dst[t] = (float)sqrt(var / d + s->model->ln_eps);
-    }
-}
-
-void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,
-                     int32_t stride, int32_t col, int32_t width) {
-    float *dst = lt_capture(s, hook, layer);
-    if (!dst) return;
-    if (stride == width) { /* whole rows: one copy */
-        memcpy(dst, src, (size_t)n * (size_t)width * sizeof(float));
-        return;
-    }
-    for (int32_t t = 0; t < n; t++)
-        memcpy(dst + (size_t)t * width, src + (size_t)t * stride + col, (size_t)width * sizeof(float));
-}
-
 static bool all_finite(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i])) return false;
     return true;
 }
 
-void lt_defer_logits(lt_session *s, const float *x, int32_t rows) {
-    memcpy(s->final_rows, x, (size_t)rows * (size_t)s->model->d_model * sizeof(float));
-    s->logits_pending = rows;
-}
 
 /* After a pass over n positions: which of the numbers it produced is not finite (the final
  * residual stream of every position, the last logits), or NULL. The captured logits of the

@@ -242,6 +242,10 @@ void lt_weights_list(const lt_model *m, lt_buf *b) {
         first = false;                                                                              \
     } while (0)
     lt_buf_printf(b, "[");
+    if (m->family == LT_FAMILY_NEOX) { /* not yet by name */
+        lt_buf_printf(b, "]");
+        return;
+    }
     if (m->family == LT_FAMILY_LLAMA) {
         static const char *const lattn[] = {"W_Q", "_W_K", "_W_V", "W_K", "W_V", "W_O",
                                             "b_Q", "_b_K", "_b_V", "b_K", "b_V", "b_O"};
@@ -294,7 +298,8 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
     view v;
     const bool found = m->family == LT_FAMILY_GPT2          ? gpt2_view(m, name, &v)
                        : m->family == LT_FAMILY_TRANSFORMER ? transformer_view(m, name, &v)
-                                                            : llama_view(m, name, &v);
+                       : m->family == LT_FAMILY_LLAMA       ? llama_view(m, name, &v)
+                                                            : false; /* GPT-NeoX: not yet by name */
     if (!found)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "the model has no tensor named \"%.100s\" (see model_tensors "
                                                 "in its description)", name);

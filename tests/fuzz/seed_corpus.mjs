@@ -26,6 +26,8 @@ out('config', 'transformer-odd', fx('transformer-odd/config.json'));
 out('config', 'transformer-tiny', fx('transformer-tiny/config.json'));
 out('config', 'llama-tiny', fx('llama-tiny/config.json'));
 out('config', 'qwen2-odd', fx('qwen2-odd/config.json'));
+out('config', 'pythia-tiny', fx('pythia-tiny/config.json'));
+out('config', 'neox-odd', fx('neox-odd/config.json'));
 out('config', 'bad', Buffer.from('{"n_layer": 2, "n_head": 3, "n_embd": [30], "vocab_size": 1e99}'));
 
 out('tokenizer_files', 'chars', fx('gpt2-odd/vocab.json'));
@@ -44,4 +46,5 @@ out('model', 'odd', Buffer.concat([fx('gpt2-odd/config.json'), nul, odd]));
 out('model', 'transformer-odd', Buffer.concat([fx('transformer-odd/config.json'), nul, fx('transformer-odd/model.safetensors')]));
 out('model', 'transformer-tiny', Buffer.concat([fx('transformer-tiny/config.json'), nul, fx('transformer-tiny/model.safetensors')]));
 out('model', 'qwen2-odd', Buffer.concat([fx('qwen2-odd/config.json'), nul, fx('qwen2-odd/model.safetensors')]));
+out('model', 'neox-odd', Buffer.concat([fx('neox-odd/config.json'), nul, fx('neox-odd/model.safetensors')]));
 out('model', 'odd-bf16', Buffer.concat([fx('gpt2-odd-bf16/config.json'), nul, fx('gpt2-odd-bf16/model.safetensors')]));

@@ -531,6 +531,49 @@ def write_neox_fixture(name, spec):
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 
+def write_neox_edits(name):
+    """Golden logits of a GPT-NeoX fixture's prompt under interventions (gpt2_ref.edit_fn's
+    semantics), through the rotary hooks and both residual branches of the block."""
+    folder = os.path.join(OUT, name)
+    cfg, w = neox_ref.load_model(folder)
+    _, meta = safetensors_io.load(os.path.join(folder, "golden.safetensors"))
+    prompt = json.loads(meta["prompt"])
+    H, d, f = cfg["num_attention_heads"], cfg["hidden_size"], cfg["intermediate_size"]
+    dh = d // H
+    g = torch.Generator().manual_seed(43)
+
+    def vals(n):
+        return [round(x, 4) for x in (torch.randn(n, generator=g, dtype=torch.float64) * 1.5).tolist()]
+
+    cases = [
+        [{"hook": "blocks.0.attn.hook_rot_k", "op": "scale", "factor": -1.0, "positions": [2], "heads": [1]}],
+        [{"hook": "blocks.1.attn.hook_rot_q", "op": "add", "heads": [3], "dims": [0, 1, dh - 1], "values": vals(3)}],
+        [{"hook": "blocks.0.attn.hook_q", "op": "scale", "factor": 2.0, "heads": [0]},
+         {"hook": "blocks.1.attn.hook_v", "op": "replace", "positions": [1, 5], "heads": [0, 2], "values": vals(2 * 2 * dh)}],
+        [{"hook": "blocks.1.ln2.hook_normalized", "op": "zero", "positions": [4]},
+         {"hook": "blocks.0.hook_attn_out", "op": "add", "positions": [6], "values": vals(d)}],
+        [{"hook": "blocks.0.hook_mlp_out", "op": "scale", "factor": 0.5},
+         {"hook": "blocks.1.mlp.hook_post", "op": "replace", "dims": [0, 7, f - 1], "values": [1.5, -2.0, 0.25]}],
+        [{"hook": "blocks.1.hook_resid_pre", "op": "add", "positions": [3], "values": vals(d)},
+         {"hook": "blocks.0.hook_resid_post", "op": "scale", "factor": 2.0, "positions": [8]}],
+        [{"hook": "blocks.0.attn.hook_attn_scores", "op": "add", "positions": [4, 9], "heads": [2], "dims": [1, 4],
+          "values": vals(2 * 2)},
+         {"hook": "blocks.1.attn.hook_pattern", "op": "zero", "heads": [1]}],
+        [{"hook": "blocks.1.attn.hook_k", "op": "zero", "positions": [0], "heads": [0, 3]},
+         {"hook": "ln_final.hook_normalized", "op": "add", "values": vals(d)}],
+    ]
+    out = {}
+    for i, case in enumerate(cases):
+        edits = {}
+        for e in case:
+            fn, prev = gpt2_ref.edit_fn(e, H), edits.get(e["hook"])
+            edits[e["hook"]] = (lambda t, m=None, fn=fn, prev=prev: fn(prev(t, m), m)) if prev else fn
+        out[f"case{i}.logits"] = neox_ref.run(cfg, w, prompt, edits)["logits"].to(torch.float32)
+    safetensors_io.save(os.path.join(folder, "edits.safetensors"), out,
+                        {"cases": json.dumps(cases), "prompt": json.dumps(prompt)})
+    print(f"{name}: {len(cases)} intervention cases")
+
+
 def transformer_edit_cases(cfg, g, S, T):
     """Interventions on the encoder-decoder family: encoder hooks (which mean encoding again),
     the cross-attention's keys (computed at encoding) and queries, every attention matrix with keys
@@ -625,6 +668,8 @@ def main():
         write_lens(name, llama_ref)
     for name, spec in NEOX_FIXTURES.items():
         write_neox_fixture(name, spec)
+        write_lens(name, neox_ref)
+    write_neox_edits("pythia-tiny")
 
 
 if __name__ == "__main__":

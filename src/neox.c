@@ -1,0 +1,381 @@
+/* The GPT-NeoX family: Hugging Face GPTNeoXForCausalLM (EleutherAI's Pythia suite), read from its
+ * folder as it is. Pre-norm blocks with LayerNorm; Pythia's are parallel (use_parallel_residual):
+ *   x = x + dense(attention(rope(q), rope(k), v)) + dense_4h_to_h(gelu(dense_h_to_4h(ln2(x))))
+ *       where q, k, v = query_key_value(ln1(x)), both norms reading the same x
+ * and sequential ones are GPT-2's: x += attn(ln1(x)); x += mlp(ln2(x)).
+ *   logits = final_layer_norm(x) @ embed_out^T
+ * query_key_value is one fused matrix whose output rows go head by head, each head's q, k and v
+ * together ([n_head, 3, d_head]); it runs as one matmul and its output is split per head where
+ * attention needs q alone and the cache needs k and v. The rotary embedding turns only the first
+ * rotary_dims = int(d_head * rotary_pct) dimensions of each head (the half-split rotation within
+ * them, by angles position * base^(-2i / rotary_dims)); the rest pass through. */
+#include "engine.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The context lantern gives these models, as llama.c: a KV cache that fits in a browser tab. */
+#define NEOX_MAX_CTX 2048
+
+/* A number in (0, hi] under `key`, under `alias` (newer configs' name), or under `alias` in the
+ * rope_parameters object (newer still); those present must agree. None: fallback. */
+static int32_t cfg_rotary(const lt_json *cfg, const char *key, const char *alias, double hi, double fallback,
+                          double *out) {
+    const lt_json *rp = lt_json_get(cfg, "rope_parameters");
+    const lt_json *at[3] = {lt_json_get(cfg, key), lt_json_get(cfg, alias),
+                            rp && rp->type == LT_JSON_OBJECT ? lt_json_get(rp, alias) : NULL};
+    const char *names[3] = {key, alias, alias};
+    const lt_json *first = NULL;
+    int32_t which = 0;
+    for (int32_t i = 0; i < 3; i++) {
+        const lt_json *e = at[i];
+        if (!e || e->type == LT_JSON_NULL) continue;
+        if (e->type != LT_JSON_NUMBER || !isfinite(e->number) || !(e->number > 0) || e->number > hi)
+            return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be a number in (0, %g]", names[i], hi);
+        if (first && e->number != first->number)
+            return lt_fail(LT_ERR_UNSUPPORTED, "config.json: \"%s\" (%g) and \"%s\" (%g) disagree", names[which],
+                           first->number, names[i], e->number);
+        if (!first) {
+            first = e;
+            which = i;
+        }
+    }
+    *out = first ? first->number : fallback;
+    return LT_OK;
+}
+
+/* A rope scaling that changes nothing ({"rope_type": "default"}, null or absent) passes; any other
+ * is refused rather than run wrong. */
+static int32_t refuse_rope_scaling(const lt_json *cfg, const char *key) {
+    const lt_json *v = lt_json_get(cfg, key);
+    if (!v || v->type == LT_JSON_NULL || (v->type == LT_JSON_BOOL && !v->boolean)) return LT_OK;
+    const lt_json *t = v->type == LT_JSON_OBJECT ? lt_json_get(v, "rope_type") : NULL;
+    if (!t && v->type == LT_JSON_OBJECT) t = lt_json_get(v, "type");
+    if (t && t->type == LT_JSON_STRING && !strcmp(t->string, "default")) return LT_OK;
+    return lt_fail(LT_ERR_UNSUPPORTED,
+                   "config.json: \"%s\" is set: scaled rotary embeddings (linear, dynamic, ...) are not supported", key);
+}
+
+static int32_t parse_config(lt_model *m, const lt_json *cfg, bool *bias) {
+    int32_t rc, max_pos;
+    if ((rc = lt_cfg_int(cfg, "num_hidden_layers", -1, &m->n_layer)) ||
+        (rc = lt_cfg_int(cfg, "num_attention_heads", -1, &m->n_head)) ||
+        (rc = lt_cfg_int(cfg, "hidden_size", -1, &m->d_model)) ||
+        (rc = lt_cfg_int(cfg, "intermediate_size", -1, &m->d_mlp)) ||
+        (rc = lt_cfg_int(cfg, "vocab_size", -1, &m->n_vocab)) ||
+        (rc = lt_cfg_int(cfg, "max_position_embeddings", -1, &max_pos)))
+        return rc;
+    if (m->d_model % m->n_head)
+        return lt_fail(LT_ERR_FORMAT, "config.json: hidden_size (%d) is not a multiple of num_attention_heads (%d)",
+                       m->d_model, m->n_head);
+    m->d_head = m->d_model / m->n_head;
+    m->n_ctx = max_pos < NEOX_MAX_CTX ? max_pos : NEOX_MAX_CTX;
+    if ((rc = lt_cfg_eps(cfg, "layer_norm_eps", &m->ln_eps))) return rc;
+
+    double pct, base;
+    if ((rc = cfg_rotary(cfg, "rotary_pct", "partial_rotary_factor", 1, 0.25, &pct)) ||
+        (rc = cfg_rotary(cfg, "rotary_emb_base", "rope_theta", 1e12, 10000.0, &base)))
+        return rc;
+    m->rope_theta = (float)base;
+    m->rotary_dims = (int32_t)(m->d_head * pct); /* Python's int(): towards zero */
+    if (m->rotary_dims % 2)
+        return lt_fail(LT_ERR_FORMAT, "config.json: rotary_pct %g of the head size %d gives %d rotary dimensions: "
+                                      "rotary needs pairs", pct, m->d_head, m->rotary_dims);
+    if ((rc = refuse_rope_scaling(cfg, "rope_scaling")) || (rc = refuse_rope_scaling(cfg, "rope_parameters")))
+        return rc;
+
+    const lt_json *act = lt_json_get(cfg, "hidden_act");
+    const char *a = act && act->type == LT_JSON_STRING ? act->string : "gelu";
+    if (act && act->type != LT_JSON_STRING && act->type != LT_JSON_NULL)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"hidden_act\" must be a string");
+    if (!strcmp(a, "gelu")) {
+        m->act = LT_ACT_GELU_ERF;
+        m->act_name = "gelu";
+    } else if (!strcmp(a, "gelu_new") || !strcmp(a, "gelu_fast") || !strcmp(a, "gelu_pytorch_tanh")) {
+        m->act = LT_ACT_GELU_TANH; /* the same tanh approximation, written three ways */
+        m->act_name = "gelu_new";
+    } else {
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "config.json: hidden_act \"%.40s\" is not supported (gelu, or gelu_new / gelu_fast)", a);
+    }
+    if ((rc = lt_cfg_bool(cfg, "tie_word_embeddings", false, &m->tied)) ||
+        (rc = lt_cfg_bool(cfg, "use_parallel_residual", true, &m->parallel_residual)) ||
+        (rc = lt_cfg_bool(cfg, "attention_bias", true, bias)))
+        return rc;
+    return LT_OK;
+}
+
+#define P "gpt_neox."
+
+/* Every tensor, in one pass of the loader (counting or writing). */
+static int32_t take_all(lt_model *m, lt_loader *L, bool bias) {
+    const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, half = (size_t)m->rotary_dims / 2;
+    int32_t rc;
+    if ((rc = lt_take_mat(L, P "embed_in.weight", (size_t)m->n_vocab, d, false, &m->wte)) ||
+        (rc = lt_take(L, P "final_layer_norm.weight", d, 0, &m->ln_f_w)) ||
+        (rc = lt_take(L, P "final_layer_norm.bias", d, 0, &m->ln_f_b)))
+        return rc;
+    m->lm_head = m->wte;
+    if (!m->tied && (rc = lt_take_mat(L, "embed_out.weight", (size_t)m->n_vocab, d, false, &m->lm_head))) return rc;
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_neox_layer *y = &m->neox[l];
+        struct { const char *suffix; size_t rows, cols; float **vec; lt_mat *mat; bool want; } parts[] = {
+            {"input_layernorm.weight", d, 0, &y->ln1_w, NULL, true},
+            {"input_layernorm.bias", d, 0, &y->ln1_b, NULL, true},
+            {"attention.query_key_value.weight", 3 * d, d, NULL, &y->qkv_w, true},
+            {"attention.query_key_value.bias", 3 * d, 0, &y->qkv_b, NULL, bias},
+            {"attention.dense.weight", d, d, NULL, &y->dense_w, true},
+            {"attention.dense.bias", d, 0, &y->dense_b, NULL, bias},
+            {"post_attention_layernorm.weight", d, 0, &y->ln2_w, NULL, true},
+            {"post_attention_layernorm.bias", d, 0, &y->ln2_b, NULL, true},
+            {"mlp.dense_h_to_4h.weight", f, d, NULL, &y->fc_w, true},
+            {"mlp.dense_h_to_4h.bias", f, 0, &y->fc_b, NULL, true},
+            {"mlp.dense_4h_to_h.weight", d, f, NULL, &y->proj_w, true},
+            {"mlp.dense_4h_to_h.bias", d, 0, &y->proj_b, NULL, true},
+        };
+        char name[112];
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            if (!parts[i].want) continue;
+            snprintf(name, sizeof name, P "layers.%d.%s", (int)l, parts[i].suffix);
+            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, false, parts[i].mat)
+                              : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
+            if (rc) return rc;
+        }
+        /* buffers older checkpoints saved (the causal mask, its fill value, the rotary
+         * frequencies): lantern computes them */
+        static const char *const buffers[] = {"attention.bias", "attention.masked_bias",
+                                              "attention.rotary_emb.inv_freq"};
+        for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
+            snprintf(name, sizeof name, P "layers.%d.%s", (int)l, buffers[i]);
+            if ((rc = lt_loader_known(L, name))) return rc;
+        }
+    }
+    /* the rotary angles of every position: base^(-2i / rotary_dims) * pos, in double */
+    if (half) {
+        m->rope_cos = lt_loader_alloc(L, (size_t)m->n_ctx * half);
+        m->rope_sin = lt_loader_alloc(L, (size_t)m->n_ctx * half);
+        if (m->rope_cos && m->rope_sin)
+            for (int32_t p = 0; p < m->n_ctx; p++)
+                for (size_t i = 0; i < half; i++) {
+                    const double inv = 1.0 / pow((double)m->rope_theta, (double)(2 * i) / m->rotary_dims);
+                    m->rope_cos[(size_t)p * half + i] = (float)cos(p * inv);
+                    m->rope_sin[(size_t)p * half + i] = (float)sin(p * inv);
+                }
+    }
+    return m->tied ? lt_loader_same(L, "embed_out.weight", P "embed_in.weight") : LT_OK;
+}
+
+static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st, const lt_model_params *params) {
+    m->family = LT_FAMILY_NEOX;
+    bool bias = true;
+    int32_t rc = parse_config(m, cfg, &bias);
+    if (rc) return rc;
+    if (!m->tied && !lt_st_find(st, "embed_out.weight"))
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: missing tensor 'embed_out.weight' (tie_word_embeddings is false)");
+    const double d = m->d_model, f = m->d_mlp;
+    const double floats = (double)m->n_layer * (4 * d * d + 2 * d * f + 4 * d + f + 6 * d) +
+                          (m->tied ? 1.0 : 2.0) * m->n_vocab * d + 2 * d + (double)m->n_ctx * m->rotary_dims;
+    const lt_st_tensor *emb = lt_st_find(st, P "embed_in.weight");
+    const bool keep16 = emb && (emb->dtype == LT_DT_F16 || emb->dtype == LT_DT_BF16) &&
+                        (params->precision == LT_PRECISION_STORED ||
+                         (params->precision == LT_PRECISION_AUTO && 4.0 * floats > 64e6));
+    const bool q8 = params->precision == LT_PRECISION_INT8;
+    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_INT8)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
+    const double estimate = (q8 ? 1.2 : keep16 ? 2.0 : 4.0) * floats;
+    if (estimate > (double)params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s in %s, more than the %s allowed",
+                       lt_bytes(estimate).text, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
+                       lt_bytes((double)params->max_weight_bytes).text);
+    m->neox = calloc((size_t)m->n_layer, sizeof *m->neox);
+    if (!m->neox) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    lt_loader L = {.st = st, .keep16 = keep16, .q8 = q8};
+    if ((rc = take_all(m, &L, bias))) return rc; /* counting: checks every name, dtype and shape */
+    size_t bytes, bytes16;
+    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
+        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
+    if (m->weight_bytes > params->max_weight_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
+                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)params->max_weight_bytes).text);
+    m->arena = malloc(bytes ? bytes : 1);
+    m->arena16 = malloc(bytes16 ? bytes16 : 1);
+    m->arena8 = malloc(L.count8 ? L.count8 : 1);
+    if (!m->arena || !m->arena16 || !m->arena8)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
+                       lt_bytes((double)m->weight_bytes).text);
+    lt_loader W = {.st = st, .next = m->arena, .keep16 = keep16, .next16 = m->arena16, .q8 = q8, .next8 = m->arena8};
+    if ((rc = take_all(m, &W, bias))) return rc;
+    m->n_params = W.n_params;
+    m->weights_dtype = W.dtype;
+    m->hooks = lt_neox_hooks;
+    m->n_hooks = LT_N_COUNT;
+    m->hook_logits = LT_N_LOGITS;
+    m->max_layers = m->n_layer;
+    for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
+    m->hook_present[LT_N_RESID_MID] = !m->parallel_residual; /* as TransformerLens: a parallel block has none */
+    return LT_OK;
+}
+
+#undef P
+
+/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
+static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                      int32_t width) {
+    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, s->n_past);
+    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
+}
+
+/* out[n, d_out] = in @ w^T (+ bias): nn.Linear */
+static void linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+                   int32_t d_in, int32_t d_out) {
+    lt_matmul_nt(s, out, in, w, n, d_in, d_out);
+    if (bias)
+        for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
+}
+
+static void activate(const lt_model *m, float *x, int64_t n) {
+    if (m->act == LT_ACT_GELU_TANH) lt_k_gelu_tanh(x, n);
+    else lt_k_gelu_erf(x, n);
+}
+
+/* Rotate the first rotary_dims of each head of n rows x[n, n_head * d_head] (rows p0 .. p0 + n - 1)
+ * by its position: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) on the two halves of those
+ * dimensions (Hugging Face's rotate_half on query[..., :rotary_ndims]). */
+static void rope(const lt_model *m, float *x, int32_t n, int32_t p0) {
+    const int32_t dh = m->d_head, H = m->n_head, half = m->rotary_dims / 2;
+    if (!half) return;
+    for (int32_t t = 0; t < n; t++) {
+        const float *c = m->rope_cos + (size_t)(p0 + t) * half, *sn = m->rope_sin + (size_t)(p0 + t) * half;
+        for (int32_t h = 0; h < H; h++) {
+            float *v = x + ((size_t)t * H + h) * dh;
+            for (int32_t i = 0; i < half; i++) {
+                const float a = v[i], b = v[i + half];
+                v[i] = a * c[i] - b * sn[i];
+                v[i + half] = b * c[i] + a * sn[i];
+            }
+        }
+    }
+}
+
+/* out[n, d_model] = dense_4h_to_h(act(dense_h_to_4h(xn))), with the MLP's hooks */
+static void mlp(lt_session *s, float *out, const float *xn, const lt_neox_layer *y, int32_t l, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, f = m->d_mlp;
+    linear(s, s->h, xn, &y->fc_w, y->fc_b, n, d, f);
+    hook_rows(s, LT_N_MLP_PRE, l, s->h, n, f, 0, f);
+    activate(m, s->h, (int64_t)n * f);
+    hook_rows(s, LT_N_MLP_POST, l, s->h, n, f, 0, f);
+    linear(s, out, s->h, &y->proj_w, y->proj_b, n, f, d);
+    hook_rows(s, LT_N_MLP_OUT, l, out, n, d, 0, d);
+}
+
+static void forward(lt_session *s, const int32_t *ids, int32_t n) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model, p0 = s->n_past, dh = m->d_head, H = m->n_head;
+    const size_t nd = (size_t)n * d;
+    float *x = s->x, *xn = s->xn, *z = s->z, *tmp = s->tmp, *qkv = s->qkv; /* qkv: [n, n_head, 3, d_head] */
+    float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
+
+    lt_embed_rows(x, &m->wte, ids, n, d);
+    hook_rows(s, LT_N_EMBED, 0, x, n, d, 0, d);
+    lt_attn_dims ad = {
+        .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
+        .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
+    };
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        const lt_neox_layer *y = &m->neox[l];
+        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
+        float *k = kc + (size_t)p0 * d, *v = vc + (size_t)p0 * d; /* this pass's rows of the cache: [n, d] */
+        hook_rows(s, LT_N_RESID_PRE, l, x, n, d, 0, d);
+
+        lt_capture_ln_scale(s, LT_N_LN1_SCALE, l, x, n, d);
+        lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
+        hook_rows(s, LT_N_LN1, l, xn, n, d, 0, d);
+        linear(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
+        /* head h's q, k, v sit together in the fused row: queries to q, keys and values straight
+         * into the cache, each as [n, n_head, d_head] */
+        for (int32_t t = 0; t < n; t++)
+            for (int32_t h = 0; h < H; h++) {
+                const float *src = qkv + (size_t)t * 3 * d + (size_t)h * 3 * dh;
+                const size_t dst = (size_t)t * d + (size_t)h * dh;
+                memcpy(q + dst, src, (size_t)dh * sizeof(float));
+                memcpy(k + dst, src + dh, (size_t)dh * sizeof(float));
+                memcpy(v + dst, src + 2 * dh, (size_t)dh * sizeof(float));
+            }
+        hook_rows(s, LT_N_Q, l, q, n, d, 0, d);
+        hook_rows(s, LT_N_K, l, k, n, d, 0, d);
+        hook_rows(s, LT_N_V, l, v, n, d, 0, d);
+        rope(m, q, n, p0);
+        rope(m, k, n, p0);
+        hook_rows(s, LT_N_ROT_Q, l, q, n, d, 0, d);
+        hook_rows(s, LT_N_ROT_K, l, k, n, d, 0, d);
+        if (s->n_edits && (lt_edits_at(s, LT_N_ATTN_SCORES, l) || lt_edits_at(s, LT_N_PATTERN, l)))
+            lt_edited_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc,
+                                &ad, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
+        else
+            lt_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc, &ad);
+        hook_rows(s, LT_N_Z, l, z, n, d, 0, d);
+        linear(s, tmp, z, &y->dense_w, y->dense_b, n, d, d);
+        hook_rows(s, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
+
+        if (m->parallel_residual) {
+            /* ln2 reads the block's input too; x = (mlp_out + attn_out) + x, Hugging Face's order */
+            lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
+            lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
+            hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
+            mlp(s, z, xn, y, l, n);
+            lt_k_add(z, tmp, (int64_t)nd);
+            lt_k_add(x, z, (int64_t)nd);
+        } else {
+            lt_k_add(x, tmp, (int64_t)nd);
+            hook_rows(s, LT_N_RESID_MID, l, x, n, d, 0, d);
+            lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
+            lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
+            hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
+            mlp(s, tmp, xn, y, l, n);
+            lt_k_add(x, tmp, (int64_t)nd);
+        }
+        hook_rows(s, LT_N_RESID_POST, l, x, n, d, 0, d);
+    }
+
+    /* the final norm on every row only when those rows are captured; the logits of every row
+     * wait until they are read (lt_defer_logits): here only the last row's */
+    const bool all_rows = lt_capture(s, LT_N_LOGITS, 0) || lt_capture(s, LT_N_LN_FINAL, 0);
+    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
+    float *xf = xn + (size_t)first * d;
+    lt_capture_ln_scale(s, LT_N_LN_FINAL_SCALE, 0, x, n, d);
+    lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
+    if (s->n_edits) lt_edit_rows_at(s, LT_N_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
+    lt_capture_rows(s, LT_N_LN_FINAL, 0, xn, n, d, 0, d);
+    if (lt_capture(s, LT_N_LOGITS, 0)) lt_defer_logits(s, xf, rows);
+    lt_matmul_nt(s, s->logits, xf + (size_t)(rows - 1) * d, &m->lm_head, 1, d, m->n_vocab);
+}
+
+static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
+    const lt_model *m = s->model;
+    lt_matmul_nt(s, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
+}
+
+static const char *in_memory(const lt_model *m) {
+    const lt_mat *a = &m->neox[0].qkv_w;
+    return a->q ? "INT8" : a->f ? "F32" : a->kind == LT_H_F16 ? "F16" : "BF16";
+}
+
+static void describe(const lt_model *m, lt_buf *b) {
+    lt_buf_printf(b,
+                  "\"n_layer\":%d,\"n_head\":%d,\"n_kv_head\":%d,\"d_model\":%d,\"d_head\":%d,\"d_mlp\":%d,"
+                  "\"n_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"norm\":\"layer\",\"ln_eps\":%.9g,"
+                  "\"rope_theta\":%.9g,\"rotary_dim\":%d,\"parallel_attn_mlp\":%s,\"weights_dtype\":\"%s\","
+                  "\"tied_embeddings\":%s,\"n_params\":%zu,\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\",",
+                  m->n_layer, m->n_head, m->n_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx, m->act_name,
+                  (double)m->ln_eps, (double)m->rope_theta, m->rotary_dims, m->parallel_residual ? "true" : "false",
+                  m->weights_dtype, m->tied ? "true" : "false", m->n_params, m->weight_bytes,
+                  m->n_layer ? in_memory(m) : "F32");
+}
+
+const lt_family_ops lt_gpt_neox_ops = {"gpt_neox", "num_hidden_layers? tie_word_embeddings? attention_bias?", load,
+                                       describe, forward, NULL, unembed};
