@@ -368,7 +368,7 @@ function drawView(v) {
   $('error').textContent = '';
   // a full context is said once: by the end of a generation, else here
   const full = !translating() && v.T >= v.nCtx;
-  if (full && $('speed').dataset.full !== 'true') $('speed').textContent = t('contextFull', v.nCtx);
+  if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
   document.body.dataset.ready = 'true';
 }
@@ -415,11 +415,18 @@ function append(id) {
   store.set({ steps: [...S.steps.slice(0, shownSteps()), id], hist: null });
 }
 
+/** The speed line: parts that each write their words when called, so a language switch redraws them. */
+let speedParts = [];
+function setSpeed(...parts) {
+  speedParts = parts;
+  $('speed').textContent = parts.map((f) => f()).join(' ');
+}
+
 function generate(n) {
   if (!info) return;
   if (client.generating) { if (translating()) translateAgain = true; return; }
   if (S.hist != null) { quiet = true; store.set({ steps: S.steps.slice(0, shownSteps()), hist: null }); quiet = false; }
-  $('speed').textContent = '';
+  setSpeed();
   document.body.dataset.generating = 'true';
   $('stop').disabled = false;
   $('step').disabled = $('generate').disabled = true;
@@ -433,7 +440,10 @@ function onTokens(d) {
   store.set({ steps: [...S.steps, ...d.tokens.map((tok) => tok.id)] });
   quiet = false;
   streamed.push(...d.tokens);
-  if (d.count != null && d.elapsed > 0) $('speed').textContent = t('speed', d.ms, 1000 * d.count / d.elapsed);
+  if (d.count != null && d.elapsed > 0) {
+    const ms = d.ms, rate = 1000 * d.count / d.elapsed;
+    setSpeed(() => t('speed', ms, rate));
+  }
   if (!streamFrame) {
     streamFrame = requestAnimationFrame(() => { // at most one DOM update a frame, however fast tokens come
       streamFrame = 0;
@@ -450,8 +460,9 @@ function onGenerated(d) {
   $('stop').disabled = true;
   $('step').disabled = $('generate').disabled = false;
   const n = S.steps.length;
-  const ended = d.reason === 'context' ? t('ended.context', n, d.nCtx) : d.reason === 'stop' ? t('ended.stop', n) : '';
-  if (ended) $('speed').textContent = `${d.reason === 'context' ? '' : $('speed').textContent} ${ended}`.trim();
+  const nCtx = d.nCtx;
+  const ended = d.reason === 'context' ? () => t('ended.context', n, nCtx) : d.reason === 'stop' ? () => t('ended.stop', n) : null;
+  if (ended) setSpeed(...(d.reason === 'context' ? [] : speedParts), ended);
   if (d.reason === 'context') $('speed').dataset.full = 'true';
   if (translateAgain) {
     translateAgain = false;
@@ -712,6 +723,7 @@ function syncControls() {
 function relabel() {
   setLang(S.lang);
   applyStatic();
+  setSpeed(...speedParts); // the speed line in the new language
   if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   describeModel();
   fillModelMenu();

@@ -41,7 +41,7 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
       view, page, element, translating: translating(), modelAttr: S.model === 'url' ? S.modelUrl : S.model, title: `lantern: ${view}`,
     });
     $('export-iframe').value = iframe;
-    $('export-tag').value = tag;
+    $('export-tag').value = tag ?? t('export.noElement', view);
   }
 
   function describeTensors() {

@@ -13,7 +13,7 @@
 // The PNG is that SVG drawn onto a canvas at twice the CSS pixel size.
 
 import { npz } from './npy.js';
-import { encodeState } from './state.js';
+import { encodeState, ELEMENT_VIEWS } from './state.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -311,6 +311,7 @@ const FRAME_HEIGHT = { attention: 560, grid: 520, steps: 600, text: 320, probs: 
  * stage, query when set). `page` is the playground's address; `element` the element's module.
  */
 export function embedSnippets(state, { view, page, element, translating = false, modelAttr = state.model, title = 'lantern' }) {
+  // tag: null for a view only the playground shows (the element would refuse it)
   const src = new URL(page);
   src.search = encodeState({ ...state, embed: true, view, engine: null }, { translating });
   const iframe = `<iframe src="${esc(src.href)}" width="600" height="${FRAME_HEIGHT[view] ?? 520}" ` +
@@ -320,7 +321,7 @@ export function embedSnippets(state, { view, page, element, translating = false,
   if (state.stage && state.stage !== 'pattern') attrs.push(['stage', state.stage]);
   if (state.query != null) attrs.push(['query', state.query]);
   if (translating) attrs.push(['attn', state.attn]);
-  const tag = `<script type="module" src="${esc(element)}"></script>\n` +
+  const tag = !ELEMENT_VIEWS.includes(view) ? null : `<script type="module" src="${esc(element)}"></script>\n` +
     `<lantern-view ${attrs.map(([k, v]) => `${k}="${esc(v)}"`).join(' ')}></lantern-view>`;
   return { iframe, tag };
 }

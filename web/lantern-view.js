@@ -56,7 +56,7 @@
 // shadow root, with its palette on :host (light, dark by prefers-color-scheme unless theme says
 // otherwise), rem read as em and its narrow-screen rules as container queries on the element's
 // own width; then this file's few rules for the frame. Nothing is added to the page's styles.
-import { decodeState, encodeState, LANGS } from './state.js';
+import { decodeState, encodeState, LANGS, ELEMENT_VIEWS } from './state.js';
 import { t, has, setLang } from './i18n.js';
 import { createText } from './views/text.js';
 import { createTop } from './views/top.js';
@@ -73,7 +73,7 @@ export const SHIPPED = {
   induction: { prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
   'zh-en': { prompt: '我请李雷帮我订了去北京的机票', translator: true },
 };
-export const ELEMENT_VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'steps', 'embed', 'norm', 'ffn', 'output'];
+export { ELEMENT_VIEWS };
 const URL_KEYS = ['prompt', 'view', 'layer', 'head', 'stage', 'attn', 'mean', 'hidefirst', 'query', 'ln', 'temperature', 'topk', 'topp', 'seed', 'steps', 'lang'];
 export const ATTRIBUTES = ['model', ...URL_KEYS, 'height', 'editable', 'theme'];
 const THEMES = ['light', 'dark', 'auto'];

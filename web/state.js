@@ -10,6 +10,8 @@ export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
 export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn', 'output',
   'ablate', 'patching', 'lens', 'attribution', 'residual', 'sandbox'];
+/** The views the <lantern-view> element shows (web/lantern-view.js); the others are the page's. */
+export const ELEMENT_VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'steps', 'embed', 'norm', 'ffn', 'output'];
 /** The LayerNorms the Add & Norm view can show (which of them a model has is known once it loads). */
 export const NORMS = ['ln1', 'ln2', 'ln3', 'final'];
 export const LANGS = ['en', 'zh'];

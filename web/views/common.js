@@ -160,3 +160,15 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
   ctx.putImageData(img, 0, 0);
   return c;
 }
+
+/** A colour custom property (#rgb, #rrggbb or rgb()) as seen by el, as [r, g, b]; fallback if
+ * unset or unreadable. Canvas views take their page colours (light, dark, an element's theme) so. */
+export function cssRgb(el, name, fallback) {
+  const v = (el && typeof getComputedStyle === 'function' ? getComputedStyle(el).getPropertyValue(name) : '').trim();
+  let m = /^#([0-9a-f]{6})$/i.exec(v);
+  if (m) return [0, 2, 4].map((i) => parseInt(m[1].slice(i, i + 2), 16));
+  m = /^#([0-9a-f]{3})$/i.exec(v);
+  if (m) return [0, 1, 2].map((i) => 17 * parseInt(m[1][i], 16));
+  m = /^rgba?\((\d+)[, ]+(\d+)[, ]+(\d+)/.exec(v);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : fallback;
+}

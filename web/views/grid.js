@@ -1,7 +1,7 @@
 // Every layer and head at once: a small heatmap per head (bertviz's model view). The thumbnails
 // are drawn when their data changes and only while the grid is on screen; picking a head only
 // moves the selection mark. One tab stop; arrow keys move between heads, Enter picks.
-import { LUT, gate, roving, counted, activeOf } from './common.js';
+import { LUT, gate, roving, counted, activeOf, cssRgb } from './common.js';
 import { t } from '../i18n.js';
 
 export function createGrid({ root, caption, onPick }) {
@@ -43,7 +43,7 @@ export function createGrid({ root, caption, onPick }) {
     counted('grid-paint');
     const { L, H, r, c } = data;
     const canvases = root.querySelectorAll('canvas');
-    const bg = [246, 246, 246];
+    const bg = cssRgb(root, '--line', [246, 246, 246]); // masked cells, in the page's light or dark
     for (let k = 0; k < L * H; k++) {
       const cv = canvases[k];
       const cctx = cv.getContext('2d');

@@ -4,7 +4,7 @@
 // interaction costs more than one small blit. Wheel, drag, pinch and the keyboard zoom and pan; a
 // minimap shows the whole matrix with the part in view; the newest query stays in view while the
 // text grows, until the reader moves the view elsewhere.
-import { LUT, gate, counted, activeOf } from './common.js';
+import { LUT, gate, counted, activeOf, cssRgb } from './common.js';
 import { t } from '../i18n.js';
 
 const LABEL_CELL = 10; // cells at least this large get token labels
@@ -129,7 +129,8 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     const px = new Uint32Array(img.data.buffer);
     const pack = ([a, b, d]) => (255 << 24) | (d << 16) | (b << 8) | a; // little-endian RGBA
     const lut = LUT.map(pack);
-    const maskedColour = pack(stage === 'masked' ? [154, 154, 154] : [236, 236, 236]);
+    // keys a query does not see: the page's rule colour (light or dark), darker where -inf is the point
+    const maskedColour = pack(stage === 'masked' ? [154, 154, 154] : cssRgb(canvas, '--line', [236, 236, 236]));
     const bad = pack([154, 154, 154]);
     const scale = hi > lo ? 255 / (hi - lo) : 0;
     for (let i = 0; i < r; i++) {
