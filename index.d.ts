@@ -53,7 +53,8 @@ export interface LoadModelOptions {
 }
 
 export interface LoadTokenizerOptions {
-  /** A Hugging Face tokenizer.json; or vocab.json with merges.txt (GPT-2 BPE); or vocab.json alone (characters). */
+  /** A Hugging Face tokenizer.json (GPT-2, Llama 3, Qwen2, SmolLM2, Llama 2 / TinyLlama / Mistral
+   * SentencePiece-style BPE, WordLevel); or vocab.json with merges.txt (GPT-2 BPE); or vocab.json alone (characters). */
   tokenizerJson?: FileData;
   vocab?: FileData;
   merges?: FileData;
@@ -72,8 +73,8 @@ export class Lantern {
 
 /** What the engine read: model.info. Encoder-decoder and Llama-style models add the optional members. */
 export interface ModelInfo {
-  /** config.json's model_type: 'llama', 'qwen2' and 'mistral' are the Llama-style family. */
-  family: 'gpt2' | 'transformer' | 'llama' | 'qwen2' | 'mistral';
+  /** config.json's model_type: 'llama', 'qwen2' and 'mistral' are the Llama-style family; 'gpt_neox' is Pythia's. */
+  family: 'gpt2' | 'transformer' | 'llama' | 'qwen2' | 'mistral' | 'gpt_neox';
   n_layer: number;
   n_head: number;
   d_model: number;
@@ -94,13 +95,17 @@ export interface ModelInfo {
   warnings: string[];
   /** Llama-style: key-value heads (grouped-query attention). */
   n_kv_head?: number;
-  /** Llama-style: the rotary embedding's base. */
+  /** Llama-style and GPT-NeoX: the rotary embedding's base. */
   rope_theta?: number;
+  /** GPT-NeoX: the leading dimensions of each head the rotary embedding turns (rotary_pct * d_head). */
+  rotary_dim?: number;
+  /** GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)) (use_parallel_residual), without a resid_mid. */
+  parallel_attn_mlp?: boolean;
   n_encoder_layers?: number;
   n_decoder_layers?: number;
   n_src_vocab?: number;
-  /** Encoder-decoder: where Add & Norm normalises; Llama-style: 'rms' (RMSNorm). */
-  norm?: 'pre' | 'post' | 'rms';
+  /** Encoder-decoder: where Add & Norm normalises; Llama-style: 'rms' (RMSNorm); GPT-NeoX: 'layer' (LayerNorm). */
+  norm?: 'pre' | 'post' | 'rms' | 'layer';
   final_norm?: boolean;
   positions?: 'sinusoidal' | 'learned';
   shared_embeddings?: boolean;
@@ -232,7 +237,7 @@ export interface TokenWithOffsets {
 }
 
 export interface EncodeOptions {
-  /** Also match special tokens such as <|endoftext|>. */
+  /** Also match special tokens such as <|endoftext|> (a tokenizer.json's non-special added tokens are always matched). */
   special?: boolean;
 }
 
@@ -245,7 +250,7 @@ export class Tokenizer {
   decodeBytes(ids: ArrayLike<number> | Iterable<number>): Uint8Array;
   decode(ids: ArrayLike<number> | Iterable<number>): string;
   display(id: number): string;
-  /** The id of a token spelled exactly so, or -1. */
+  /** The id of a token spelled exactly so ('<|begin_of_text|>', '<s>'; for BPE also 'Ġthe', '▁the', '<0x0A>'), or -1. */
   tokenId(token: string): number;
   free(): void;
 }

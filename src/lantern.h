@@ -347,11 +347,16 @@ void lt_session_set_seed(lt_session *session, uint64_t seed);
 
 /* ---------------------------------------------------------------- tokenizers */
 
-/* Text to token ids and back. Two kinds: GPT-2's byte-level BPE (vocab.json + merges.txt, or a
- * Hugging Face tokenizer.json of model type BPE with a ByteLevel pre-tokenizer), and a character
- * tokenizer (one token per code point, from a vocab.json of single characters, or a
- * tokenizer.json of model type WordLevel) with an unknown-token fallback. Multi-character
- * entries such as <|endoftext|> or <unk> are special tokens: matched in text only when asked.
+/* Text to token ids and back. Kinds: byte-level BPE (GPT-2's vocab.json + merges.txt, or a
+ * Hugging Face tokenizer.json of model type BPE with a ByteLevel pre-tokenizer, alone or after
+ * Llama 3's or Qwen2's Split pattern or Digits, with add_prefix_space, NFC and ignore_merges as
+ * the file says);
+ * SentencePiece-style BPE from a tokenizer.json (Llama 2, TinyLlama, Mistral: ▁ for spaces,
+ * byte_fallback tokens <0xXX>); a character tokenizer (one token per code point, from a
+ * vocab.json of single characters, or a tokenizer.json of model type WordLevel) with an
+ * unknown-token fallback; and a word tokenizer (WordLevel + WhitespaceSplit). Special tokens
+ * (<|endoftext|>, <s>, a tokenizer.json's added_tokens marked special) are matched in text only
+ * when asked; a tokenizer.json's other added tokens always. Encoding never adds a BOS token.
  * Pointers returned stay valid until the next call on the same tokenizer.
  *
  *     lt_tokenizer *tok;
@@ -372,20 +377,24 @@ int32_t lt_tokenizer_load_json(const char *tokenizer_json, size_t len, lt_tokeni
 void lt_tokenizer_free(lt_tokenizer *tok);
 
 int32_t lt_tokenizer_n_vocab(const lt_tokenizer *tok); /* highest id + 1 */
-const char *lt_tokenizer_kind(const lt_tokenizer *tok); /* "bpe" or "char" */
-/* The id of the token spelled exactly so (raw bytes, e.g. "<|endoftext|>"), or -1. */
+const char *lt_tokenizer_kind(const lt_tokenizer *tok); /* "bpe", "char" or "word" */
+/* The id of the token spelled exactly so (raw bytes, e.g. "<|endoftext|>"; for BPE also the
+ * vocabulary's spelling: "Ġthe", "▁the", "<0x0A>"), or -1. */
 int32_t lt_tokenizer_token_id(const lt_tokenizer *tok, const char *token);
 
 #define LT_ENCODE_SPECIAL 1u /* recognise special tokens in the text */
 
 /* Encode len bytes of text (any bytes: invalid UTF-8 is encoded byte by byte by BPE, or as the
  * unknown token by the character tokenizer). *ids [n]; *offsets [n, 2]: each token's byte range
- * [start, end) in the text. Returns LT_OK, LT_ERR_OUT_OF_RANGE (a character with no token and
+ * [start, end) in the text (a space put in front covers no byte; where NFC changed the
+ * text, the tokens of a changed stretch all cover the whole of it). Returns LT_OK, LT_ERR_OUT_OF_RANGE (a character with no token and
  * no unknown token), LT_ERR_OUT_OF_MEMORY or LT_ERR_INVALID_ARGUMENT. */
 int32_t lt_tokenizer_encode(lt_tokenizer *tok, const uint8_t *text, size_t len, uint32_t flags,
                             const int32_t **ids, const int32_t **offsets, int32_t *n);
 
-/* The bytes the ids stand for (NUL-terminated for convenience; may be incomplete UTF-8).
+/* The bytes the ids stand for (NUL-terminated for convenience; may be incomplete UTF-8). As
+ * Hugging Face's decoders do, SentencePiece-style BPE drops one leading space (the one encoding
+ * put in front), so decode one token at a time with lt_tokenizer_token_bytes instead.
  * Returns LT_OK or LT_ERR_OUT_OF_RANGE for an id outside the vocabulary. */
 int32_t lt_tokenizer_decode(lt_tokenizer *tok, const int32_t *ids, int32_t n,
                             const uint8_t **bytes, size_t *len);

@@ -1,4 +1,4 @@
-/* Tokenizers: GPT-2's byte-level BPE and a character tokenizer, in one structure.
+/* Tokenizers: byte-level BPE, SentencePiece-style BPE, characters and words, in one structure.
  *
  * Byte-level BPE (GPT-2): text is split into pre-tokens by GPT-2's pattern
  *     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -6,6 +6,19 @@
  * byte and the ranked merges are applied, lowest rank first, leftmost first. The vocabulary files
  * spell bytes with GPT-2's byte-to-unicode mapping (a space is 'Ġ'); internally every token is its
  * raw bytes, so encode and decode never see that mapping.
+ *
+ * Byte-level BPE from a Hugging Face tokenizer.json runs the file's pre-tokenizer as a list of
+ * splitting steps, each piece of one step split again by the next: GPT-2's pattern (ByteLevel's
+ * use_regex), Llama 3's or Qwen2's Split pattern (recognised by its exact text, written by hand
+ * below), Digits. Options the Llama-style files use: NFC before everything (Qwen2), a space in
+ * front of each piece (ByteLevel's add_prefix_space), ignore_merges (Llama 3: a pre-token that is
+ * a token is not merged), added tokens beyond model.vocab.
+ *
+ * SentencePiece-style BPE (Llama 2, TinyLlama, Mistral): spaces are ▁ and a ▁ goes in front; the
+ * whole stretch of text (or each ▁word, with Metaspace's split) starts as one symbol per
+ * character, characters missing from the vocabulary as their bytes <0xXX> (byte_fallback), then
+ * the same ranked merges. Internally a token is what it decodes to (▁ is a space, <0x41> is "A"),
+ * so encode and decode again never see the spelling; decoding drops the space put in front.
  *
  * Character tokenizer: every code point is one token, looked up in the vocabulary, with an
  * unknown token for the rest.
@@ -66,7 +79,7 @@ typedef struct {
     size_t keys_len, keys_cap, ids_len, ids_cap, entries_cap;
 } bpe_cache;
 
-typedef struct { int32_t id, prev, next; } bpe_symbol;
+typedef struct { int32_t id, prev, next, at; } bpe_symbol; /* at: SentencePiece's byte offset */
 typedef struct { int32_t rank, pos, left, right; } bpe_candidate;
 
 struct lt_tokenizer {
@@ -80,8 +93,29 @@ struct lt_tokenizer {
     pair_map merges;
     int32_t unk_id;         /* character and word tokenizers: -1 if none */
     bool split_cjk;         /* word tokenizer: every CJK ideograph is a word of its own */
-    int32_t *specials;      /* ids of special tokens, longest first */
-    int32_t n_specials;
+    bool *is_added;         /* (n_vocab) a non-special added token: always matched whole */
+    int32_t *specials;      /* ids of special and added tokens, longest first */
+    int32_t n_specials, n_added;
+    uint8_t first_byte[256]; /* bit 1: a special token starts with this byte; bit 2: an added one */
+
+    /* byte-level BPE from tokenizer.json: the pre-tokenizer as a list of splitting steps */
+    uint8_t steps[4];
+    int32_t n_steps;
+    int32_t prefix_step;    /* ByteLevel's add_prefix_space: pieces reaching this step get a space, or -1 */
+    bool ignore_merges;     /* a pre-token that is a whole token is not merged (Llama 3) */
+    bool nfc;               /* NFC normalizer (Qwen2) */
+    /* SentencePiece-style BPE (Llama 2): characters, then merges, then bytes <0xXX> */
+    bool spm;
+    uint8_t spm_prepend;    /* SPM_PREPEND_* */
+    bool spm_split;         /* Metaspace split: every ▁ starts a word */
+    bool fuse_unk;
+    bool strip_space;       /* the decoder drops one leading space */
+    int32_t space_id;       /* the token ▁ */
+    /* NFC of the last text encoded, when it changed: bytes, and each byte's source range */
+    uint8_t *nfc_text;
+    int32_t *nfc_from, *nfc_to; /* (nfc_len) byte range of the original text it comes from */
+    uint32_t *nfc_cps;
+    size_t nfc_len, nfc_cap, nfc_cps_cap;
     bpe_cache cache;
 
     /* results of the last call, owned here */
@@ -251,6 +285,71 @@ static size_t pretoken_len(const uint8_t *s, size_t n, size_t i) {
     return end - i;
 }
 
+/* Length of the pre-token starting at s[i] (i < n) by Llama 3's pattern
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+ *     \s*[\r\n]+|\s+(?!\S)|\s+
+ * or, with max_digits 1, Qwen2's (\p{N} for \p{N}{1,3}). The first alternative that matches wins,
+ * as in a backtracking regex engine. */
+static size_t llama3_len(const uint8_t *s, size_t n, size_t i, int max_digits) {
+    if (s[i] == '\'' && i + 1 < n) { /* case-insensitive: 'S, 'Re, 'LL ... and ſ (U+017F) for s */
+        uint8_t a = s[i + 1] | 0x20, b = i + 2 < n ? s[i + 2] | 0x20 : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+        if (i + 2 < n && s[i + 1] == 0xC5 && s[i + 2] == 0xBF) return 3;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
+    }
+    size_t len, len2;
+    int cls = class_at(s, n, i, &len);
+    if (cls == CLS_LETTER) return run_end(s, n, i, CLS_LETTER) - i;
+    bool crlf = s[i] == '\r' || s[i] == '\n';
+    if (!crlf && cls != CLS_NUMBER && i + len < n && class_at(s, n, i + len, &len2) == CLS_LETTER)
+        return run_end(s, n, i + len, CLS_LETTER) - i;
+    if (cls == CLS_NUMBER) {
+        size_t j = i;
+        for (int k = 0; k < max_digits && j < n && class_at(s, n, j, &len2) == CLS_NUMBER; k++) j += len2;
+        return j - i;
+    }
+    size_t j = s[i] == ' ' && i + 1 < n && class_at(s, n, i + 1, &len2) == CLS_OTHER ? i + 1 : i;
+    if (class_at(s, n, j, &len2) == CLS_OTHER) {
+        j = run_end(s, n, j, CLS_OTHER);
+        while (j < n && (s[j] == '\r' || s[j] == '\n')) j++;
+        return j - i;
+    }
+    /* white space: \s*[\r\n]+ takes the run up to its last line break */
+    size_t end = run_end(s, n, i, CLS_SPACE), last_break = 0, last = i;
+    for (size_t k = i; k < end; k++)
+        if (s[k] == '\r' || s[k] == '\n') last_break = k + 1;
+    if (last_break) return last_break - i;
+    /* \s+(?!\S) then \s+: a run gives its last character to what follows */
+    if (end == n) return end - i;
+    for (size_t k = i; k < end; k += len2) {
+        int32_t cp;
+        last = k;
+        len2 = utf8_next(s + k, end - k, &cp);
+    }
+    return last > i ? last - i : end - i;
+}
+
+/* Digits: every number character alone (individual_digits) or runs of them, and the text between. */
+static size_t digits_len(const uint8_t *s, size_t n, size_t i, bool individual) {
+    size_t len;
+    if (class_at(s, n, i, &len) == CLS_NUMBER) return individual ? len : run_end(s, n, i, CLS_NUMBER) - i;
+    size_t j = i + len;
+    while (j < n && class_at(s, n, j, &len) != CLS_NUMBER) j += len;
+    return j - i;
+}
+
+enum { STEP_GPT2, STEP_LLAMA3, STEP_QWEN2, STEP_DIGIT, STEP_DIGITS };
+
+static size_t step_len(int step, const uint8_t *s, size_t n, size_t i) {
+    switch (step) {
+    case STEP_LLAMA3: return llama3_len(s, n, i, 3);
+    case STEP_QWEN2: return llama3_len(s, n, i, 1);
+    case STEP_DIGIT: return digits_len(s, n, i, true);
+    case STEP_DIGITS: return digits_len(s, n, i, false);
+    default: return pretoken_len(s, n, i);
+    }
+}
+
 /* ---------------------------------------------------------------- building */
 
 static int32_t tok_fail_oom(void) { return lt_fail(LT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory"); }
@@ -265,12 +364,26 @@ static void byte_unicode_table(uint32_t byte_to_cp[256]) {
     }
 }
 
-/* Turn a vocabulary string into the bytes it stands for. For BPE, through the byte-to-unicode
- * mapping when every character belongs to it; otherwise (special tokens, characters) its UTF-8. */
-static uint8_t *token_from_string(const char *s, size_t len, bool byte_level, uint32_t *out_len) {
+enum { SPELL_RAW, SPELL_BYTE_LEVEL, SPELL_SPM };
+
+/* Turn a vocabulary string into the bytes it stands for. For byte-level BPE, through the
+ * byte-to-unicode mapping when every character belongs to it; for SentencePiece-style BPE, with
+ * every ▁ a space; otherwise (special tokens, characters) its UTF-8. */
+static uint8_t *token_from_string(const char *s, size_t len, int mode, uint32_t *out_len) {
     uint8_t *out = malloc(len ? len : 1);
     if (!out) return NULL;
-    if (byte_level) {
+    if (mode == SPELL_SPM) {
+        size_t n = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (i + 2 < len && (uint8_t)s[i] == 0xE2 && (uint8_t)s[i + 1] == 0x96 && (uint8_t)s[i + 2] == 0x81) {
+                out[n++] = ' ';
+                i += 2;
+            } else out[n++] = (uint8_t)s[i];
+        }
+        *out_len = (uint32_t)n;
+        return out;
+    }
+    if (mode == SPELL_BYTE_LEVEL) {
         static int32_t cp_to_byte[0x144];
         static bool ready;
         if (!ready) {
@@ -302,17 +415,29 @@ static lt_tokenizer *tok_new(tok_kind kind) {
     if (!t) return NULL;
     t->kind = kind;
     t->unk_id = -1;
+    t->space_id = -1;
+    t->prefix_step = -1;
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
     return t;
 }
 
-/* Fill the token table from a {"token": id} object. */
-static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *what) {
+/* SentencePiece's byte tokens are spelled <0xXX>: the byte, or -1. */
+static int spm_byte(const char *s, size_t len) {
+    static const char hex[] = "0123456789ABCDEF";
+    if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>') return -1;
+    const char *hi = memchr(hex, s[3], 16), *lo = memchr(hex, s[4], 16);
+    if (!s[3] || !s[4] || !hi || !lo) return -1;
+    return (int)(hi - hex) * 16 + (int)(lo - hex);
+}
+
+/* Fill the token table from a {"token": id} object; ids up to min_n_vocab - 1 are kept free
+ * for added tokens. */
+static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *what, int32_t min_n_vocab) {
     if (!vocab || vocab->type != LT_JSON_OBJECT || vocab->n == 0)
         return lt_fail(LT_ERR_FORMAT, "%s: the vocabulary must be a non-empty JSON object of token: id", what);
     if (vocab->n > MAX_VOCAB)
         return lt_fail(LT_ERR_FORMAT, "%s: more than %d tokens", what, MAX_VOCAB);
-    int32_t max_id = -1;
+    int32_t max_id = min_n_vocab - 1;
     for (size_t i = 0; i < vocab->n; i++) {
         const lt_json *v = &vocab->items[i];
         if (v->type != LT_JSON_NUMBER || v->number < 0 || v->number >= MAX_VOCAB ||
@@ -331,7 +456,10 @@ static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *wha
     t->token = calloc((size_t)t->n_vocab, sizeof *t->token);
     t->token_len = calloc((size_t)t->n_vocab, sizeof *t->token_len);
     t->is_special = calloc((size_t)t->n_vocab, sizeof *t->is_special);
-    if (!t->token || !t->token_len || !t->is_special || !map_init(&t->vocab, vocab->n)) return tok_fail_oom();
+    t->is_added = calloc((size_t)t->n_vocab, sizeof *t->is_added);
+    if (!t->token || !t->token_len || !t->is_special || !t->is_added ||
+        !map_init(&t->vocab, (size_t)t->n_vocab + vocab->n))
+        return tok_fail_oom();
     for (size_t i = 0; i < vocab->n; i++) {
         int32_t id = (int32_t)vocab->items[i].number;
         if (t->token[id])
@@ -340,7 +468,17 @@ static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *wha
         const char *key = vocab->keys[i];
         size_t klen = vocab->key_lens[i];
         if (klen == 0) return lt_fail(LT_ERR_FORMAT, "%s: the empty string is not a token", what);
-        t->token[id] = token_from_string(key, klen, t->kind == KIND_BPE, &t->token_len[id]);
+        int byte = t->spm ? spm_byte(key, klen) : -1;
+        if (byte >= 0) { /* kept out of the map: <0x20> and ▁ are both a space */
+            t->token[id] = malloc(1);
+            if (!t->token[id]) return tok_fail_oom();
+            t->token[id][0] = (uint8_t)byte;
+            t->token_len[id] = 1;
+            if (t->byte_id[byte] < 0) t->byte_id[byte] = id;
+            continue;
+        }
+        t->token[id] = token_from_string(key, klen, t->spm ? SPELL_SPM : t->kind == KIND_BPE ? SPELL_BYTE_LEVEL : SPELL_RAW,
+                                         &t->token_len[id]);
         if (!t->token[id]) return tok_fail_oom();
         if (!map_insert(t, id))
             return lt_fail(LT_ERR_FORMAT, "%s: token \"%.40s\" appears twice", what, key);
@@ -359,11 +497,15 @@ static int cmp_special(const void *a, const void *b) {
 
 static int32_t finish_specials(lt_tokenizer *t) {
     int32_t n = 0;
-    for (int32_t id = 0; id < t->n_vocab; id++) n += t->is_special[id];
+    for (int32_t id = 0; id < t->n_vocab; id++) n += t->is_special[id] || t->is_added[id];
     t->specials = malloc((size_t)(n ? n : 1) * sizeof *t->specials);
     if (!t->specials) return tok_fail_oom();
-    for (int32_t id = 0; id < t->n_vocab; id++)
-        if (t->is_special[id]) t->specials[t->n_specials++] = id;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        if (!t->is_special[id] && !t->is_added[id]) continue;
+        t->specials[t->n_specials++] = id;
+        t->n_added += t->is_added[id];
+        if (t->token_len[id]) t->first_byte[t->token[id][0]] |= t->is_added[id] ? 2 : 1;
+    }
     sort_ctx = t;
     qsort(t->specials, (size_t)t->n_specials, sizeof *t->specials, cmp_special);
     return LT_OK;
@@ -379,25 +521,34 @@ static void mark_angle_pipe_specials(lt_tokenizer *t) {
     }
 }
 
+/* The id of a token given in vocabulary spelling (byte-level, ▁ for spaces, <0xXX>), or -1;
+ * -2 when out of memory. */
+static int32_t id_of_spelling(const lt_tokenizer *t, const char *s, size_t len) {
+    if (t->spm) {
+        int byte = spm_byte(s, len);
+        if (byte >= 0) return t->byte_id[byte];
+    }
+    uint32_t n;
+    uint8_t *raw = token_from_string(s, len, t->spm ? SPELL_SPM : SPELL_BYTE_LEVEL, &n);
+    if (!raw) return -2;
+    int32_t id = map_find(t, raw, n);
+    free(raw);
+    return id;
+}
+
 /* One merge "a b" (the two sides in vocabulary spelling) at rank `rank`. */
 static int32_t add_merge(lt_tokenizer *t, const char *a, size_t alen, const char *b, size_t blen,
                          int32_t rank, const char *what) {
-    uint32_t la, lb;
-    uint8_t *ta = token_from_string(a, alen, true, &la), *tb = token_from_string(b, blen, true, &lb);
-    uint8_t *ab = ta && tb ? malloc((size_t)la + lb + 1) : NULL;
-    int32_t rc = LT_OK;
-    if (!ab) {
-        rc = tok_fail_oom();
-        goto done;
-    }
-    memcpy(ab, ta, la);
-    memcpy(ab + la, tb, lb);
-    int32_t ia = map_find(t, ta, la), ib = map_find(t, tb, lb), iab = map_find(t, ab, (size_t)la + lb);
-    if (ia < 0 || ib < 0 || iab < 0) {
-        rc = lt_fail(LT_ERR_FORMAT, "%s: merge %d (\"%.*s %.*s\") uses or makes a token missing from the vocabulary",
-                     what, (int)rank + 1, (int)(alen > 40 ? 40 : alen), a, (int)(blen > 40 ? 40 : blen), b);
-        goto done;
-    }
+    char *ab = malloc(alen + blen + 1);
+    if (!ab) return tok_fail_oom();
+    memcpy(ab, a, alen);
+    memcpy(ab + alen, b, blen);
+    int32_t ia = id_of_spelling(t, a, alen), ib = id_of_spelling(t, b, blen), iab = id_of_spelling(t, ab, alen + blen);
+    free(ab);
+    if (ia == -2 || ib == -2 || iab == -2) return tok_fail_oom();
+    if (ia < 0 || ib < 0 || iab < 0)
+        return lt_fail(LT_ERR_FORMAT, "%s: merge %d (\"%.*s %.*s\") uses or makes a token missing from the vocabulary",
+                       what, (int)rank + 1, (int)(alen > 40 ? 40 : alen), a, (int)(blen > 40 ? 40 : blen), b);
     uint32_t slot = pair_slot(&t->merges, ia, ib);
     if (t->merges.keys[slot] == UINT64_MAX) { /* a repeated pair keeps its first (best) rank */
         t->merges.keys[slot] = (uint64_t)(uint32_t)ia << 32 | (uint32_t)ib;
@@ -405,14 +556,11 @@ static int32_t add_merge(lt_tokenizer *t, const char *a, size_t alen, const char
         t->merges.merged[slot] = iab;
         t->merges.n++;
     }
-done:
-    free(ta);
-    free(tb);
-    free(ab);
-    return rc;
+    return LT_OK;
 }
 
 static int32_t finish_bpe(lt_tokenizer *t, const char *what) {
+    if (t->spm) return finish_specials(t); /* bytes are optional: without them, <unk> */
     uint32_t table[256];
     byte_unicode_table(table);
     for (int b = 0; b < 256; b++) {
@@ -468,7 +616,7 @@ static int32_t start_from_vocab(tok_kind kind, const char *vocab_json, size_t vo
     if (!*out) return tok_fail_oom();
     lt_json *vocab = NULL;
     int32_t rc = lt_json_parse(vocab_json, vocab_len, "vocab.json", &vocab);
-    if (!rc) rc = load_vocab(*out, vocab, "vocab.json");
+    if (!rc) rc = load_vocab(*out, vocab, "vocab.json", 0);
     lt_json_free(vocab);
     return rc;
 }
@@ -481,6 +629,8 @@ int32_t lt_tokenizer_load_bpe(const char *vocab_json, size_t vocab_len, const ch
     lt_tokenizer *t;
     int32_t rc = start_from_vocab(KIND_BPE, vocab_json, vocab_len, &t);
     if (!rc) {
+        t->steps[0] = STEP_GPT2;
+        t->n_steps = 1;
         mark_angle_pipe_specials(t);
         rc = merges_from_text(t, merges, merges_len);
     }
@@ -507,14 +657,156 @@ int32_t lt_tokenizer_load_chars(const char *vocab_json, size_t vocab_len, lt_tok
     return rc;
 }
 
-/* Does a pre_tokenizer (or decoder) description mention ByteLevel anywhere? */
-static bool mentions_byte_level(const lt_json *v, int depth) {
-    if (!v || depth > 8) return false;
-    if (v->type == LT_JSON_STRING) return strcmp(v->string, "ByteLevel") == 0;
-    if (v->type != LT_JSON_ARRAY && v->type != LT_JSON_OBJECT) return false;
-    for (size_t i = 0; i < v->n; i++)
-        if (mentions_byte_level(&v->items[i], depth + 1)) return true;
-    return false;
+enum { SPM_PREPEND_NEVER, SPM_PREPEND_FIRST, SPM_PREPEND_ALWAYS, SPM_PREPEND_NORMALIZER };
+
+/* The regex patterns of Split pre-tokenizers lantern knows, written by hand above. */
+static const char LLAMA3_PATTERN[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char QWEN2_PATTERN[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+static const char *json_str(const lt_json *obj, const char *key) {
+    const lt_json *v = lt_json_get(obj, key);
+    return v && v->type == LT_JSON_STRING ? v->string : NULL;
+}
+
+static bool json_is(const lt_json *obj, const char *key, const char *want) {
+    const char *v = json_str(obj, key);
+    return v && strcmp(v, want) == 0;
+}
+
+/* true, false, or `dflt` when absent or not a boolean */
+static bool json_bool(const lt_json *obj, const char *key, bool dflt) {
+    const lt_json *v = lt_json_get(obj, key);
+    return v && v->type == LT_JSON_BOOL ? v->boolean : dflt;
+}
+
+static bool is_null(const lt_json *v) { return !v || v->type == LT_JSON_NULL; }
+
+/* The members of a {"type": "Sequence", list_key: [...]} or the object itself as a list of one. */
+static void json_steps(const lt_json *v, const char *list_key, const lt_json **items, size_t *n) {
+    const lt_json *list = json_is(v, "type", "Sequence") ? lt_json_get(v, list_key) : NULL;
+    if (list && list->type == LT_JSON_ARRAY) {
+        *items = list->items;
+        *n = list->n;
+    } else {
+        *items = v;
+        *n = is_null(v) ? 0 : 1;
+    }
+}
+
+/* Read a BPE tokenizer.json's normalizer, pre_tokenizer, decoder and model options into t:
+ * byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM) or SentencePiece-style BPE (Llama 2). */
+static int32_t bpe_config(lt_tokenizer *t, const lt_json *root, const char *what) {
+    const lt_json *model = lt_json_get(root, "model");
+    const char *prefix = json_str(model, "continuing_subword_prefix"), *suffix = json_str(model, "end_of_word_suffix");
+    if ((prefix && *prefix) || (suffix && *suffix))
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported", what);
+    const lt_json *dropout = lt_json_get(model, "dropout");
+    if (dropout && dropout->type == LT_JSON_NUMBER && dropout->number > 0)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: BPE dropout is not supported", what);
+    t->ignore_merges = json_bool(model, "ignore_merges", false);
+    t->fuse_unk = json_bool(model, "fuse_unk", false);
+    bool byte_fallback = json_bool(model, "byte_fallback", false);
+
+    /* normalizer: none, NFC, or SentencePiece's Prepend ▁ + Replace " " -> ▁ */
+    const lt_json *norm = lt_json_get(root, "normalizer"), *items;
+    size_t n_items;
+    json_steps(norm, "normalizers", &items, &n_items);
+    bool prepend = false, replace = false;
+    for (size_t i = 0; i < n_items; i++) {
+        const lt_json *v = &items[i];
+        const lt_json *pattern = lt_json_get(v, "pattern");
+        if (json_is(v, "type", "NFC")) t->nfc = true;
+        else if (json_is(v, "type", "Prepend") && json_is(v, "prepend", "\xE2\x96\x81")) prepend = true;
+        else if (json_is(v, "type", "Replace") && json_is(pattern, "String", " ") && json_is(v, "content", "\xE2\x96\x81"))
+            replace = true;
+        else {
+            const char *type = json_str(v, "type");
+            return lt_fail(LT_ERR_UNSUPPORTED, "%s: the normalizer \"%.40s\" is not supported (lantern runs NFC, and "
+                           "SentencePiece's Prepend \"\xE2\x96\x81\" with Replace \" \" -> \"\xE2\x96\x81\")", what,
+                           type ? type : "?");
+        }
+    }
+    if (prepend != replace)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: a Prepend \"\xE2\x96\x81\" normalizer needs Replace \" \" -> \"\xE2\x96\x81\" "
+                                           "with it, and the other way round", what);
+    if (prepend) {
+        t->spm = true;
+        t->spm_prepend = SPM_PREPEND_NORMALIZER;
+    }
+
+    /* pre_tokenizer: Split (known patterns), Digits, ByteLevel, Metaspace */
+    bool byte_level = false;
+    json_steps(lt_json_get(root, "pre_tokenizer"), "pretokenizers", &items, &n_items);
+    for (size_t i = 0; i < n_items; i++) {
+        const lt_json *v = &items[i];
+        int step = -1;
+        if (json_is(v, "type", "Split")) {
+            const char *re = json_str(lt_json_get(v, "pattern"), "Regex");
+            if (!re || !(strcmp(re, LLAMA3_PATTERN) == 0 || strcmp(re, QWEN2_PATTERN) == 0)) {
+                const char *str = json_str(lt_json_get(v, "pattern"), "String");
+                return lt_fail(LT_ERR_UNSUPPORTED, "%s: Split pattern %.200s is not one lantern knows (Llama 3's and Qwen2's)",
+                               what, re ? re : str ? str : "(missing)");
+            }
+            if (!json_is(v, "behavior", "Isolated") || json_bool(v, "invert", false))
+                return lt_fail(LT_ERR_UNSUPPORTED, "%s: a Split pre_tokenizer must have behavior \"Isolated\" and invert false", what);
+            step = strcmp(re, LLAMA3_PATTERN) == 0 ? STEP_LLAMA3 : STEP_QWEN2;
+        } else if (json_is(v, "type", "Digits")) {
+            step = json_bool(v, "individual_digits", false) ? STEP_DIGIT : STEP_DIGITS;
+        } else if (json_is(v, "type", "ByteLevel")) {
+            if (json_bool(v, "add_prefix_space", false) && t->prefix_step < 0) t->prefix_step = t->n_steps;
+            byte_level = true;
+            if (json_bool(v, "use_regex", true)) step = STEP_GPT2;
+        } else if (json_is(v, "type", "Metaspace")) {
+            const char *scheme = json_str(v, "prepend_scheme");
+            if (!json_is(v, "replacement", "\xE2\x96\x81") || t->spm)
+                return lt_fail(LT_ERR_UNSUPPORTED, "%s: a Metaspace pre_tokenizer must use \"\xE2\x96\x81\" and come "
+                                                   "without SentencePiece normalizers", what);
+            t->spm = true;
+            t->spm_split = json_bool(v, "split", true);
+            if (!scheme) t->spm_prepend = json_bool(v, "add_prefix_space", true) ? SPM_PREPEND_ALWAYS : SPM_PREPEND_NEVER;
+            else if (strcmp(scheme, "always") == 0) t->spm_prepend = SPM_PREPEND_ALWAYS;
+            else if (strcmp(scheme, "first") == 0) t->spm_prepend = SPM_PREPEND_FIRST;
+            else if (strcmp(scheme, "never") == 0) t->spm_prepend = SPM_PREPEND_NEVER;
+            else return lt_fail(LT_ERR_UNSUPPORTED, "%s: Metaspace prepend_scheme \"%.20s\" is not known", what, scheme);
+        } else {
+            const char *type = json_str(v, "type");
+            return lt_fail(LT_ERR_UNSUPPORTED, "%s: the pre_tokenizer \"%.40s\" is not supported (Split, Digits, ByteLevel, "
+                                               "Metaspace)", what, type ? type : "?");
+        }
+        if (step >= 0) {
+            if (t->n_steps == (int32_t)sizeof t->steps)
+                return lt_fail(LT_ERR_UNSUPPORTED, "%s: more than %d splitting pre_tokenizers", what, (int)sizeof t->steps);
+            t->steps[t->n_steps++] = (uint8_t)step;
+        }
+    }
+    if (byte_level && t->spm)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: ByteLevel mixed with SentencePiece's \xE2\x96\x81 is not supported", what);
+    if (!byte_level && !t->spm)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: lantern runs only byte-level BPE (a ByteLevel pre_tokenizer: GPT-2, Llama 3, "
+                                           "Qwen2) and SentencePiece-style BPE (a Metaspace pre_tokenizer, or the Prepend "
+                                           "and Replace normalizers, as Llama 2)", what);
+    if (t->spm && t->n_steps)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: Split and Digits pre_tokenizers with SentencePiece-style BPE are not supported", what);
+    if (!t->spm && byte_fallback)
+        return lt_fail(LT_ERR_UNSUPPORTED, "%s: byte_fallback with byte-level BPE is not supported", what);
+
+    /* decoder: SentencePiece's drops the space the encoder put in front */
+    json_steps(lt_json_get(root, "decoder"), "decoders", &items, &n_items);
+    for (size_t i = 0; t->spm && i < n_items; i++) {
+        const lt_json *v = &items[i], *start = lt_json_get(v, "start");
+        if (json_is(v, "type", "Strip") && json_is(v, "content", " ") && start && start->type == LT_JSON_NUMBER &&
+            start->number >= 1)
+            t->strip_space = true;
+        if (json_is(v, "type", "Metaspace")) {
+            const char *scheme = json_str(v, "prepend_scheme");
+            t->strip_space = scheme ? strcmp(scheme, "never") != 0 : json_bool(v, "add_prefix_space", true);
+        }
+    }
+    return LT_OK;
 }
 
 int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out) {
@@ -529,17 +821,8 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
     const lt_json *type = lt_json_get(model, "type");
     const char *kind = type && type->type == LT_JSON_STRING ? type->string : "";
     if (strcmp(kind, "BPE") == 0) {
-        const lt_json *pre = lt_json_get(root, "pre_tokenizer");
-        if (!mentions_byte_level(pre, 0)) {
-            rc = lt_fail(LT_ERR_UNSUPPORTED, "%s: only byte-level BPE (a ByteLevel pre_tokenizer) is supported", what);
-            goto done;
-        }
-        const lt_json *aps = lt_json_get(pre, "add_prefix_space");
-        if (aps && aps->type == LT_JSON_BOOL && aps->boolean) {
-            rc = lt_fail(LT_ERR_UNSUPPORTED, "%s: add_prefix_space=true is not supported", what);
-            goto done;
-        }
         t = tok_new(KIND_BPE);
+        if (t && (rc = bpe_config(t, root, what))) goto done;
     } else if (strcmp(kind, "WordLevel") == 0) {
         /* without a pre-tokenizer every character is a word; WhitespaceSplit makes words */
         const lt_json *pre = lt_json_get(root, "pre_tokenizer");
@@ -573,21 +856,52 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
         goto done;
     }
     if (!t) { rc = tok_fail_oom(); goto done; }
-    if ((rc = load_vocab(t, lt_json_get(model, "vocab"), what))) goto done;
-    /* added tokens: matched whole when special tokens are asked for */
+    /* added tokens: special ones are matched whole when asked for; BPE's others always. Ids
+     * beyond model.vocab (Llama 3's, Qwen2's) are tokens of their own. */
     const lt_json *added = lt_json_get(root, "added_tokens");
-    for (size_t i = 0; added && added->type == LT_JSON_ARRAY && i < added->n; i++) {
+    size_t n_added = added && added->type == LT_JSON_ARRAY ? added->n : 0;
+    int32_t min_n_vocab = 0;
+    for (size_t i = 0; i < n_added; i++) {
         const lt_json *id = lt_json_get(&added->items[i], "id");
         const lt_json *content = lt_json_get(&added->items[i], "content");
-        if (!id || id->type != LT_JSON_NUMBER || !content || content->type != LT_JSON_STRING ||
-            id->number < 0 || id->number >= t->n_vocab || !t->token[(int32_t)id->number]) {
+        if (!id || id->type != LT_JSON_NUMBER || !content || content->type != LT_JSON_STRING || !content->string_len ||
+            id->number < 0 || id->number >= MAX_VOCAB || id->number != (double)(int32_t)id->number) {
+            rc = lt_fail(LT_ERR_FORMAT, "%s: added_tokens[%zu] is not an {id, content} with an id in [0, %d)", what, i,
+                         MAX_VOCAB);
+            goto done;
+        }
+        if ((int32_t)id->number >= min_n_vocab) min_n_vocab = (int32_t)id->number + 1;
+    }
+    if ((rc = load_vocab(t, lt_json_get(model, "vocab"), what, t->kind == KIND_BPE ? min_n_vocab : 0))) goto done;
+    if (t->kind == KIND_BPE) mark_angle_pipe_specials(t);
+    for (size_t i = 0; i < n_added; i++) {
+        const lt_json *content = lt_json_get(&added->items[i], "content");
+        int32_t id = (int32_t)lt_json_get(&added->items[i], "id")->number;
+        if (id >= t->n_vocab) {
             rc = lt_fail(LT_ERR_FORMAT, "%s: added_tokens[%zu] is not an {id, content} of the vocabulary", what, i);
             goto done;
         }
-        t->is_special[(int32_t)id->number] = true;
+        if (!t->token[id]) {
+            t->token[id] = malloc(content->string_len);
+            if (!t->token[id]) { rc = tok_fail_oom(); goto done; }
+            memcpy(t->token[id], content->string, content->string_len);
+            t->token_len[id] = (uint32_t)content->string_len;
+            if (!map_insert(t, id)) {
+                rc = lt_fail(LT_ERR_FORMAT, "%s: added token \"%.40s\" is also another token", what, content->string);
+                goto done;
+            }
+        }
+        bool special = json_bool(&added->items[i], "special", true) || t->kind != KIND_BPE;
+        t->is_special[id] = special;
+        t->is_added[id] = !special;
     }
     if (t->kind == KIND_BPE) {
-        mark_angle_pipe_specials(t);
+        const char *unk = json_str(model, "unk_token");
+        if (unk && (t->unk_id = id_of_spelling(t, unk, strlen(unk))) < 0) {
+            rc = lt_fail(LT_ERR_FORMAT, "%s: unk_token \"%.40s\" is not in the vocabulary", what, unk);
+            goto done;
+        }
+        if (t->spm) t->space_id = map_find(t, (const uint8_t *)" ", 1);
         const lt_json *merges = lt_json_get(model, "merges");
         if (!merges || merges->type != LT_JSON_ARRAY) {
             rc = lt_fail(LT_ERR_FORMAT, "%s: model.merges is missing", what);
@@ -636,6 +950,11 @@ void lt_tokenizer_free(lt_tokenizer *t) {
     free(t->token);
     free(t->token_len);
     free(t->is_special);
+    free(t->is_added);
+    free(t->nfc_text);
+    free(t->nfc_from);
+    free(t->nfc_to);
+    free(t->nfc_cps);
     free(t->vocab.slots);
     free(t->merges.keys);
     free(t->merges.rank);
@@ -661,7 +980,9 @@ const char *lt_tokenizer_kind(const lt_tokenizer *t) {
 
 int32_t lt_tokenizer_token_id(const lt_tokenizer *t, const char *token) {
     if (!t || !token) return -1;
-    return map_find(t, (const uint8_t *)token, strlen(token));
+    int32_t id = t->spm ? -1 : map_find(t, (const uint8_t *)token, strlen(token));
+    if (id < 0 && t->kind == KIND_BPE) id = id_of_spelling(t, token, strlen(token)); /* 'Ġthe', '▁the', '<0x0A>' */
+    return id < 0 ? -1 : id;
 }
 
 /* ---------------------------------------------------------------- encoding */
@@ -731,26 +1052,27 @@ static void push_pair(lt_tokenizer *t, int32_t left) {
         heap_push(t, (bpe_candidate){rank, left, t->syms[left].id, t->syms[right].id});
 }
 
-/* Merge the bytes of one pre-token; appends the resulting ids to out_ids (offsets later).
- * Lowest rank first, leftmost first, which is exactly GPT-2's merge-all-occurrences loop,
- * in O(n log n). */
-static bool bpe_word(lt_tokenizer *t, const uint8_t *s, size_t n) {
-    if (n > (size_t)INT32_MAX / 2) return false;
-    if ((int32_t)n > t->syms_cap) {
-        int32_t cap = (int32_t)n < 64 ? 64 : (int32_t)n;
-        bpe_symbol *syms = realloc(t->syms, (size_t)cap * sizeof *syms);
-        if (!syms) return false;
-        t->syms = syms;
-        bpe_candidate *heap = realloc(t->heap, (size_t)cap * 2 * sizeof *heap);
-        if (!heap) return false;
-        t->heap = heap;
-        t->syms_cap = cap;
-        t->heap_cap = 2 * cap;
-    }
-    for (size_t i = 0; i < n; i++)
-        t->syms[i] = (bpe_symbol){t->byte_id[s[i]], (int32_t)i - 1, i + 1 < n ? (int32_t)i + 1 : -1};
+static bool syms_reserve(lt_tokenizer *t, size_t n) {
+    if (n > (size_t)INT32_MAX / 4) return false;
+    if ((int32_t)n <= t->syms_cap) return true;
+    int32_t cap = (int32_t)n < 64 ? 64 : (int32_t)n;
+    bpe_symbol *syms = realloc(t->syms, (size_t)cap * sizeof *syms);
+    if (!syms) return false;
+    t->syms = syms;
+    bpe_candidate *heap = realloc(t->heap, (size_t)cap * 2 * sizeof *heap);
+    if (!heap) return false;
+    t->heap = heap;
+    t->syms_cap = cap;
+    t->heap_cap = 2 * cap;
+    return true;
+}
+
+/* Apply the merges to symbols syms[0, n), linked in one or more lists (a list never merges with
+ * another). Lowest rank first, leftmost first, which is exactly GPT-2's merge-all-occurrences
+ * loop, in O(n log n). A merged-away symbol gets id -1. */
+static bool bpe_merge(lt_tokenizer *t, int32_t n) {
     t->heap_n = 0;
-    for (size_t i = 0; i + 1 < n; i++) push_pair(t, (int32_t)i);
+    for (int32_t i = 0; i + 1 < n; i++) push_pair(t, i);
     while (t->heap_n > 0) {
         bpe_candidate c = heap_pop(t);
         bpe_symbol *left = &t->syms[c.pos];
@@ -773,6 +1095,19 @@ static bool bpe_word(lt_tokenizer *t, const uint8_t *s, size_t n) {
         if (left->prev >= 0) push_pair(t, left->prev);
         push_pair(t, c.pos);
     }
+    return true;
+}
+
+/* Merge the bytes of one pre-token; appends the resulting ids to out_ids (offsets later). */
+static bool bpe_word(lt_tokenizer *t, const uint8_t *s, size_t n) {
+    if (t->ignore_merges) { /* Llama 3: a pre-token that is a token is taken whole */
+        int32_t id = map_find(t, s, n);
+        if (id >= 0 && !t->is_special[id] && !t->is_added[id]) return emit(t, id, 0, 0);
+    }
+    if (!syms_reserve(t, n)) return false;
+    for (size_t i = 0; i < n; i++)
+        t->syms[i] = (bpe_symbol){t->byte_id[s[i]], (int32_t)i - 1, i + 1 < n ? (int32_t)i + 1 : -1, 0};
+    if (!bpe_merge(t, (int32_t)n)) return false;
     for (int32_t i = 0; i >= 0; i = t->syms[i].next)
         if (!emit(t, t->syms[i].id, 0, 0)) return false;
     return true;
@@ -845,6 +1180,177 @@ offsets:
     return true;
 }
 
+/* ---------------------------------------------------------------- NFC
+ *
+ * Unicode's canonical composition (UAX #15): decompose, put combining marks in canonical order,
+ * compose again. Text is cut into chunks that each start at a character NFC leaves alone and
+ * that combines with nothing before it, so almost all text (ASCII, CJK, precomposed Latin)
+ * passes through untouched and each chunk's bytes map back to the original's. */
+
+enum { HANGUL_S = 0xAC00, HANGUL_L = 0x1100, HANGUL_V = 0x1161, HANGUL_T = 0x11A7,
+       HANGUL_NV = 21, HANGUL_NT = 28, HANGUL_NS = 11172 };
+
+static bool nfc_unstable(int32_t cp) {
+    return cp >= 0x300 && in_ranges(lt_nfc_unstable, lt_nfc_unstable_count, (uint32_t)cp);
+}
+
+static uint32_t ccc_rank(uint32_t cp) {
+    int32_t lo = 0, hi = lt_ccc_rank_count - 1;
+    while (cp >= 0x300 && lo <= hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (cp < lt_ccc_rank[mid].first) hi = mid - 1;
+        else if (cp > lt_ccc_rank[mid].last) lo = mid + 1;
+        else return lt_ccc_rank[mid].value;
+    }
+    return 0;
+}
+
+static uint32_t nfc_compose(uint32_t a, uint32_t b) {
+    if (a >= HANGUL_L && a < HANGUL_L + 19 && b >= HANGUL_V && b < HANGUL_V + HANGUL_NV)
+        return HANGUL_S + ((a - HANGUL_L) * HANGUL_NV + (b - HANGUL_V)) * HANGUL_NT;
+    if (a >= HANGUL_S && a < HANGUL_S + HANGUL_NS && (a - HANGUL_S) % HANGUL_NT == 0 && b > HANGUL_T &&
+        b < HANGUL_T + HANGUL_NT)
+        return a + (b - HANGUL_T);
+    int32_t lo = 0, hi = lt_nfc_comp_count - 1;
+    while (lo <= hi) {
+        int32_t mid = (lo + hi) / 2;
+        const lt_composition *c = &lt_nfc_comp[mid];
+        if (a < c->first || (a == c->first && b < c->second)) hi = mid - 1;
+        else if (a > c->first || b > c->second) lo = mid + 1;
+        else return c->composite;
+    }
+    return 0;
+}
+
+static bool nfc_push_cp(lt_tokenizer *t, size_t *n, uint32_t cp) {
+    if (!cache_reserve((void **)&t->nfc_cps, &t->nfc_cps_cap, *n + 1, sizeof *t->nfc_cps)) return false;
+    t->nfc_cps[(*n)++] = cp;
+    return true;
+}
+
+/* Append bytes that come from original bytes [from, to). */
+static bool nfc_put(lt_tokenizer *t, const uint8_t *p, size_t n, size_t from, size_t to) {
+    size_t cap = t->nfc_cap;
+    if (!cache_reserve((void **)&t->nfc_text, &cap, t->nfc_len + n, 1)) return false;
+    size_t cap2 = t->nfc_cap;
+    if (!cache_reserve((void **)&t->nfc_from, &cap2, t->nfc_len + n, sizeof *t->nfc_from)) return false;
+    cap2 = t->nfc_cap;
+    if (!cache_reserve((void **)&t->nfc_to, &cap2, t->nfc_len + n, sizeof *t->nfc_to)) return false;
+    t->nfc_cap = cap;
+    for (size_t i = 0; i < n; i++) {
+        t->nfc_text[t->nfc_len] = p[i];
+        t->nfc_from[t->nfc_len] = (int32_t)from;
+        t->nfc_to[t->nfc_len++] = (int32_t)to;
+    }
+    return true;
+}
+
+/* NFC of one chunk [from, to) of valid UTF-8, appended to nfc_text. */
+static bool nfc_chunk(lt_tokenizer *t, const uint8_t *s, size_t from, size_t to) {
+    size_t n = 0;
+    for (size_t i = from; i < to;) { /* decompose */
+        int32_t cp;
+        i += utf8_next(s + i, to - i, &cp);
+        uint32_t c = (uint32_t)cp;
+        const lt_decomposition *d = NULL;
+        int32_t lo = 0, hi = lt_nfc_decomp_count - 1;
+        while (c >= 0xC0 && lo <= hi) {
+            int32_t mid = (lo + hi) / 2;
+            if (c < lt_nfc_decomp[mid].cp) hi = mid - 1;
+            else if (c > lt_nfc_decomp[mid].cp) lo = mid + 1;
+            else { d = &lt_nfc_decomp[mid]; break; }
+        }
+        bool ok = true;
+        if (c >= HANGUL_S && c < HANGUL_S + HANGUL_NS) {
+            uint32_t k = c - HANGUL_S;
+            ok = nfc_push_cp(t, &n, HANGUL_L + k / (HANGUL_NV * HANGUL_NT)) &&
+                 nfc_push_cp(t, &n, HANGUL_V + k % (HANGUL_NV * HANGUL_NT) / HANGUL_NT) &&
+                 (k % HANGUL_NT == 0 || nfc_push_cp(t, &n, HANGUL_T + k % HANGUL_NT));
+        } else if (d) {
+            for (uint32_t k = 0; ok && k < d->len; k++) ok = nfc_push_cp(t, &n, lt_nfc_decomp_pool[d->at + k]);
+        } else ok = nfc_push_cp(t, &n, c);
+        if (!ok) return false;
+    }
+    uint32_t *b = t->nfc_cps;
+    for (size_t i = 1; i < n; i++) { /* canonical order: a stable sort of marks by class */
+        uint32_t c = b[i], cc = ccc_rank(c);
+        size_t j = i;
+        while (cc && j > 0 && ccc_rank(b[j - 1]) > cc) {
+            b[j] = b[j - 1];
+            j--;
+        }
+        b[j] = c;
+    }
+    size_t out = n ? 1 : 0, starter = 0; /* compose */
+    uint32_t last = n && ccc_rank(b[0]) ? 256 : 0;
+    bool have_starter = n && !last;
+    for (size_t i = 1; i < n; i++) {
+        uint32_t c = b[i], cc = ccc_rank(c), composite = have_starter ? nfc_compose(b[starter], c) : 0;
+        if (composite && (last < cc || last == 0)) {
+            b[starter] = composite;
+            continue;
+        }
+        if (cc == 0) {
+            starter = out;
+            have_starter = true;
+        }
+        last = cc;
+        b[out++] = c;
+    }
+    for (size_t i = 0; i < out; i++) {
+        uint8_t u[4];
+        size_t len;
+        uint32_t c = b[i];
+        if (c < 0x80) { u[0] = (uint8_t)c; len = 1; }
+        else if (c < 0x800) { u[0] = (uint8_t)(0xC0 | c >> 6); u[1] = (uint8_t)(0x80 | (c & 63)); len = 2; }
+        else if (c < 0x10000) {
+            u[0] = (uint8_t)(0xE0 | c >> 12); u[1] = (uint8_t)(0x80 | (c >> 6 & 63)); u[2] = (uint8_t)(0x80 | (c & 63)); len = 3;
+        } else {
+            u[0] = (uint8_t)(0xF0 | c >> 18); u[1] = (uint8_t)(0x80 | (c >> 12 & 63));
+            u[2] = (uint8_t)(0x80 | (c >> 6 & 63)); u[3] = (uint8_t)(0x80 | (c & 63)); len = 4;
+        }
+        if (!nfc_put(t, u, len, from, to)) return false;
+    }
+    return true;
+}
+
+/* NFC of text into t->nfc_text, or *changed = false when the text is NFC already. Bytes that
+ * are not valid UTF-8 stay as they are. */
+static int32_t nfc_normalize(lt_tokenizer *t, const uint8_t *s, size_t n, bool *changed) {
+    *changed = false;
+    size_t i = 0;
+    for (; i < n; i++) {
+        if (s[i] < 0xCC) continue; /* below U+0300 nothing moves */
+        int32_t cp;
+        utf8_next(s + i, n - i, &cp);
+        if (nfc_unstable(cp)) break;
+    }
+    if (i == n) return LT_OK;
+    t->nfc_len = 0;
+    for (size_t at = 0; at < n;) { /* chunks: a character NFC leaves alone, then unstable ones */
+        int32_t cp;
+        size_t len = utf8_next(s + at, n - at, &cp), end = at + len;
+        if (cp < 0) {
+            if (!nfc_put(t, s + at, 1, at, at + 1)) return tok_fail_oom();
+            at = end;
+            continue;
+        }
+        while (end < n) {
+            int32_t next;
+            size_t l = utf8_next(s + end, n - end, &next);
+            if (next < 0 || !nfc_unstable(next)) break;
+            end += l;
+        }
+        if (end == at + len && !nfc_unstable(cp)) {
+            if (!nfc_put(t, s + at, len, at, end)) return tok_fail_oom();
+        } else if (!nfc_chunk(t, s, at, end)) return tok_fail_oom();
+        at = end;
+    }
+    if (t->nfc_len > (size_t)INT32_MAX / 2) return lt_fail(LT_ERR_OUT_OF_RANGE, "encode: text longer than 1 GB");
+    *changed = true;
+    return LT_OK;
+}
+
 /* Encode text without special tokens, from byte `base` of the caller's text. */
 /* Look up one piece of text (a character or a word), falling back to the unknown token. */
 static int32_t emit_piece(lt_tokenizer *t, const uint8_t *s, size_t len, bool valid, size_t at) {
@@ -895,11 +1401,100 @@ static int32_t encode_words(lt_tokenizer *t, const uint8_t *s, size_t n, size_t 
     return LT_OK;
 }
 
+/* SentencePiece-style BPE on one stretch of text (between added tokens): a space (▁) in front,
+ * every character a symbol (a space or a literal ▁ is the token ▁; a character missing from the
+ * vocabulary becomes its bytes <0xXX>, or the unknown token), then the merges. */
+static int32_t encode_spm(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
+    if (n == 0) return LT_OK;
+    bool starts_space = s[0] == ' ' || (n >= 3 && s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81);
+    bool prepend = t->spm_prepend == SPM_PREPEND_NORMALIZER ||
+                   (t->spm_prepend == SPM_PREPEND_ALWAYS && !starts_space) ||
+                   (t->spm_prepend == SPM_PREPEND_FIRST && !starts_space && base == 0);
+    if (!syms_reserve(t, n + 1)) return tok_fail_oom();
+    int32_t m = 0;
+    static const uint8_t meta[3] = {0xE2, 0x96, 0x81};
+    for (size_t i = prepend ? SIZE_MAX : 0; i == SIZE_MAX || i < n;) {
+        int32_t cp = ' ';
+        size_t len = i == SIZE_MAX ? 0 : utf8_next(s + i, n - i, &cp);
+        size_t at = i == SIZE_MAX ? base : base + i;
+        bool space = cp == ' ' || cp == 0x2581;
+        int32_t id = space ? t->space_id : cp >= 0 ? map_find(t, s + i, len) : -1;
+        const uint8_t *bytes = space ? meta : s + i;
+        size_t n_bytes = space ? 3 : len;
+        if (id >= 0) {
+            t->syms[m] = (bpe_symbol){id, m - 1, -1, (int32_t)at};
+            m++;
+        } else {
+            bool all = true;
+            for (size_t k = 0; k < n_bytes; k++) all = all && t->byte_id[bytes[k]] >= 0;
+            for (size_t k = 0; all && k < n_bytes; k++) {
+                t->syms[m] = (bpe_symbol){t->byte_id[bytes[k]], m - 1, -1, (int32_t)(space ? at : at + k)};
+                m++;
+            }
+            if (!all) {
+                if (t->unk_id < 0)
+                    return lt_fail(LT_ERR_OUT_OF_RANGE, "character at byte %zu is not in the vocabulary, which has "
+                                   "neither its bytes nor an unknown token", at);
+                if (!(t->fuse_unk && m > 0 && t->syms[m - 1].id == t->unk_id)) {
+                    t->syms[m] = (bpe_symbol){t->unk_id, m - 1, -1, (int32_t)at};
+                    m++;
+                }
+            }
+        }
+        i = i == SIZE_MAX ? 0 : i + len;
+    }
+    for (int32_t k = 0; k < m; k++) {
+        t->syms[k].next = k + 1 < m ? k + 1 : -1;
+        /* Metaspace split: every ▁ starts a word of its own */
+        if (t->spm_split && k > 0 && t->syms[k].id == t->space_id && t->space_id >= 0) {
+            t->syms[k].prev = -1;
+            t->syms[k - 1].next = -1;
+        }
+    }
+    if (!bpe_merge(t, m)) return tok_fail_oom();
+    int32_t last = -1;
+    for (int32_t k = 0; k < m; k++) {
+        if (t->syms[k].id < 0) continue;
+        if (last >= 0) t->out_offsets[2 * (t->out_n - 1) + 1] = t->syms[k].at;
+        if (!emit(t, t->syms[k].id, (size_t)t->syms[k].at, base + n)) return tok_fail_oom();
+        last = k;
+    }
+    return LT_OK;
+}
+
+/* Split by pre-tokenizer step k and on, then merge each pre-token. */
+static bool pre_split(lt_tokenizer *t, int32_t k, const uint8_t *s, size_t n, size_t base) {
+    if (k == t->prefix_step && n > 0 && s[0] != ' ') {
+        /* ByteLevel's add_prefix_space: " " + piece; the space covers no byte of the text */
+        uint8_t *spaced = malloc(n + 1);
+        if (!spaced) return false;
+        spaced[0] = ' ';
+        memcpy(spaced + 1, s, n);
+        int32_t first = t->out_n;
+        bool ok = pre_split(t, k, spaced, n + 1, base);
+        free(spaced);
+        for (int32_t i = first; ok && i < t->out_n; i++)
+            for (int e = 0; e < 2; e++)
+                if (t->out_offsets[2 * i + e] > (int32_t)base) t->out_offsets[2 * i + e]--;
+        return ok;
+    }
+    if (k == t->n_steps) return n == 0 || bpe_pretoken(t, s, n, base);
+    for (size_t i = 0; i < n;) {
+        size_t len = step_len(t->steps[k], s, n, i);
+        if (!pre_split(t, k + 1, s + i, len, base + i)) return false;
+        i += len;
+    }
+    return true;
+}
+
 static int32_t encode_plain(lt_tokenizer *t, const uint8_t *s, size_t n, size_t base) {
     if (t->kind == KIND_WORD) return encode_words(t, s, n, base);
+    if (t->kind == KIND_BPE && t->spm) return encode_spm(t, s, n, base);
+    if (t->kind == KIND_BPE && (t->n_steps != 1 || t->prefix_step >= 0))
+        return pre_split(t, 0, s, n, base) ? LT_OK : tok_fail_oom();
     for (size_t i = 0; i < n;) {
         if (t->kind == KIND_BPE) {
-            size_t len = pretoken_len(s, n, i);
+            size_t len = step_len(t->steps[0], s, n, i);
             if (!bpe_pretoken(t, s + i, len, base + i)) return tok_fail_oom();
             i += len;
         } else {
@@ -920,13 +1515,23 @@ int32_t lt_tokenizer_encode(lt_tokenizer *t, const uint8_t *text, size_t len, ui
     if (len > (size_t)INT32_MAX / 2) return lt_fail(LT_ERR_OUT_OF_RANGE, "encode: text longer than 1 GB");
     t->out_n = 0;
     if (!grow_out(t, 1)) return tok_fail_oom();
-    int32_t rc = LT_OK;
+    bool normalized = false;
+    int32_t rc = t->nfc ? nfc_normalize(t, text, len, &normalized) : LT_OK;
+    if (rc) return rc;
+    if (normalized) {
+        text = t->nfc_text;
+        len = t->nfc_len;
+    }
     size_t plain = 0;
-    if (flags & LT_ENCODE_SPECIAL && t->n_specials) {
+    bool special = flags & LT_ENCODE_SPECIAL;
+    uint8_t wanted = special ? 3 : 2; /* bits of first_byte */
+    if (t->n_specials && (special || t->n_added)) {
         for (size_t i = 0; i < len && !rc; i++) {
+            if (!(t->first_byte[text[i]] & wanted)) continue;
             for (int32_t k = 0; k < t->n_specials; k++) { /* longest first */
                 int32_t id = t->specials[k];
                 uint32_t sl = t->token_len[id];
+                if (!special && !t->is_added[id]) continue;
                 if (sl > len - i || memcmp(text + i, t->token[id], sl) != 0) continue;
                 if ((rc = encode_plain(t, text + plain, i - plain, plain))) break;
                 if (!emit(t, id, i, i + sl)) { rc = tok_fail_oom(); break; }
@@ -940,6 +1545,12 @@ int32_t lt_tokenizer_encode(lt_tokenizer *t, const uint8_t *text, size_t len, ui
     if (rc) {
         t->out_n = 0;
         return rc;
+    }
+    for (int32_t k = 0; normalized && k < t->out_n; k++) { /* offsets in the caller's text */
+        int32_t *o = &t->out_offsets[2 * k];
+        int32_t end = o[1] > o[0] ? t->nfc_to[o[1] - 1] : o[0] < (int32_t)len ? t->nfc_from[o[0]] : t->nfc_to[len - 1];
+        o[0] = o[0] < (int32_t)len ? t->nfc_from[o[0]] : t->nfc_to[len - 1];
+        o[1] = end;
     }
     *ids = t->out_ids;
     *offsets = t->out_offsets;
@@ -974,8 +1585,10 @@ int32_t lt_tokenizer_decode(lt_tokenizer *t, const int32_t *ids, int32_t n, cons
         if ((t->kind == KIND_WORD && i > 0 && !put_bytes(t, " ", 1)) ||
             !put_bytes(t, t->token[ids[i]], t->token_len[ids[i]]))
             return tok_fail_oom();
-    *bytes = t->out_bytes;
-    *len = t->out_bytes_len;
+    /* SentencePiece: the space the encoder put in front goes (Hugging Face's Strip decoder) */
+    bool strip = t->strip_space && t->out_bytes_len > 0 && t->out_bytes[0] == ' ';
+    *bytes = t->out_bytes + strip;
+    *len = t->out_bytes_len - strip;
     return LT_OK;
 }
 

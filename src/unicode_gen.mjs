@@ -1,6 +1,7 @@
 // Regenerates src/unicode_tables.c, the code point classes the GPT-2 pre-tokenizer needs:
 // letters (\p{L}), numbers (\p{N}) and white space (\p{White_Space}, as Python's `regex` \s),
-// read from this Node's Unicode data.   node src/unicode_gen.mjs > src/unicode_tables.c
+// and the data of Unicode's NFC normalization (Qwen2's normalizer), all read from this Node's
+// Unicode data.   node src/unicode_gen.mjs > src/unicode_tables.c
 const classes = { letter: /\p{L}/u, number: /\p{N}/u, space: /\p{White_Space}/u };
 
 function ranges(re) {
@@ -27,4 +28,69 @@ for (const [name, re] of Object.entries(classes)) {
   }
   lines.push('};', `const int32_t lt_unicode_${name}_count = ${r.length};`, '');
 }
+
+// NFC. JavaScript has String.normalize but no canonical combining classes: a mark's class is
+// found by the order NFD puts pairs in (swap(x, y): ccc(x) > ccc(y) > 0). Only the order of the
+// classes matters to NFC, so the table holds ranks 1..K in place of the class numbers.
+const S = (cp) => String.fromCodePoint(cp);
+const cps = (s) => Array.from(s, (c) => c.codePointAt(0));
+const scalar = (cp) => !(cp >= 0xd800 && cp <= 0xdfff);
+const hangulSyllable = (cp) => cp >= 0xac00 && cp <= 0xd7a3; // decomposed by arithmetic in C
+const decomp = [];
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (!scalar(cp) || hangulSyllable(cp)) continue;
+  const d = S(cp).normalize('NFD');
+  if (d !== S(cp)) decomp.push([cp, cps(d)]);
+}
+const swap = (x, y) => x !== y && (S(x) + S(y)).normalize('NFD') === S(y) + S(x);
+const marks = [];
+for (let cp = 0x80; cp < 0x110000; cp++) {
+  if (scalar(cp) && S(cp).normalize('NFD') === S(cp) && (swap(cp, 0x334) || swap(0x301, cp))) marks.push(cp);
+}
+marks.sort((a, b) => (swap(a, b) ? 1 : swap(b, a) ? -1 : 0));
+const rank = new Map();
+marks.forEach((cp, i) => rank.set(cp, i === 0 ? 1 : rank.get(marks[i - 1]) + (swap(cp, marks[i - 1]) ? 1 : 0)));
+const comp = []; // primary composites by their one-step decomposition (starter, second)
+for (const [cp, d] of decomp) {
+  if (S(cp).normalize('NFC') !== S(cp)) continue; // a singleton or a composition exclusion
+  const first = cps(String.fromCodePoint(...d.slice(0, -1)).normalize('NFC'));
+  const second = d[d.length - 1];
+  if (first.length !== 1 || (S(first[0]) + S(second)).normalize('NFC') !== S(cp)) throw new Error(`composite U+${cp.toString(16)}`);
+  comp.push([first[0], second, cp]);
+}
+comp.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+// text made only of other characters is already NFC: no decomposition to undo, nothing that
+// reorders or combines with what comes before
+const unstable = new Set([...marks, ...comp.map((c) => c[1])]);
+for (const [cp] of decomp) if (S(cp).normalize('NFC') !== S(cp)) unstable.add(cp);
+for (let cp = 0x1161; cp <= 0x1175; cp++) unstable.add(cp); // Hangul vowels and trailing consonants
+for (let cp = 0x11a8; cp <= 0x11c2; cp++) unstable.add(cp);
+const unstableRanges = [];
+for (const cp of [...unstable].sort((a, b) => a - b)) {
+  const last = unstableRanges[unstableRanges.length - 1];
+  if (last && last[1] === cp - 1) last[1] = cp;
+  else unstableRanges.push([cp, cp]);
+}
+const hex = (v) => `0x${v.toString(16)}`;
+const rows = (items, per) => { for (let i = 0; i < items.length; i += per) lines.push('    ' + items.slice(i, i + per).join(', ') + ','); };
+lines.push('const lt_cp_range lt_nfc_unstable[] = {');
+rows(unstableRanges.map(([a, b]) => `{${hex(a)}, ${hex(b)}}`), 4);
+lines.push('};', `const int32_t lt_nfc_unstable_count = ${unstableRanges.length};`, '');
+const cccRanges = [];
+for (const cp of [...marks].sort((a, b) => a - b)) {
+  const last = cccRanges[cccRanges.length - 1];
+  if (last && last[1] === cp - 1 && last[2] === rank.get(cp)) last[1] = cp;
+  else cccRanges.push([cp, cp, rank.get(cp)]);
+}
+lines.push('/* canonical combining classes as ranks: only their order matters */', 'const lt_cp_value lt_ccc_rank[] = {');
+rows(cccRanges.map(([a, b, v]) => `{${hex(a)}, ${hex(b)}, ${v}}`), 4);
+lines.push('};', `const int32_t lt_ccc_rank_count = ${cccRanges.length};`, '');
+const pool = [];
+lines.push('/* full canonical decompositions: lt_nfc_decomp_pool[at, at + len) */', 'const lt_decomposition lt_nfc_decomp[] = {');
+rows(decomp.map(([cp, d]) => { const at = pool.length; pool.push(...d); return `{${hex(cp)}, ${at}, ${d.length}}`; }), 4);
+lines.push('};', `const int32_t lt_nfc_decomp_count = ${decomp.length};`, 'const uint32_t lt_nfc_decomp_pool[] = {');
+rows(pool.map(hex), 8);
+lines.push('};', '/* (starter, second) -> primary composite, sorted */', 'const lt_composition lt_nfc_comp[] = {');
+rows(comp.map((c) => `{${c.map(hex).join(', ')}}`), 3);
+lines.push('};', `const int32_t lt_nfc_comp_count = ${comp.length};`, '');
 process.stdout.write(lines.join('\n'));
