@@ -137,6 +137,7 @@ export const STRINGS = {
       'missing-file': ({ file }) => `${file} is missing.`,
       'missing-tokenizer': () => 'The tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt).',
       'no-bos': () => 'config.json has no bos_token_id: the page starts every translation with it.',
+      'family-not-in-page': ({ family }) => `This is a ${family} model: lantern's engine runs it (from the JavaScript API), but the page's views show GPT-2 and encoder-decoder models so far.`,
       'vocab-mismatch': ({ tok, model }) => `The tokenizer has ${tok} tokens but the model only ${model}.`,
       'too-large': ({ name, gb }) => `${name} is ${gb} GB: too large for the engine's 4 GB memory.`,
       'not-found': ({ file, url }) => `${file} is not there: ${url} answered 404 Not Found. ${file === 'model.safetensors'
@@ -680,6 +681,7 @@ export const STRINGS = {
       'missing-file': ({ file }) => `缺少 ${file}。`,
       'missing-tokenizer': () => '缺少分词器：tokenizer.json，或 vocab.json（以及 merges.txt）。',
       'no-bos': () => 'config.json 没有 bos_token_id：本页用它开始每一次翻译。',
+      'family-not-in-page': ({ family }) => `这是一个 ${family} 模型：lantern 的引擎可以运行它（通过 JavaScript API），但本页的视图目前只显示 GPT-2 与编码器-解码器模型。`,
       'vocab-mismatch': ({ tok, model }) => `分词器有 ${tok} 个词元，但模型只有 ${model} 个。`,
       'too-large': ({ name, gb }) => `${name} 有 ${gb} GB：超出引擎 4 GB 的内存。`,
       'not-found': ({ file, url }) => `没有找到 ${file}：${url} 返回 404 Not Found。${file === 'model.safetensors'

@@ -217,6 +217,12 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   refused = null;
   let newTok;
   try {
+    // the page's views read GPT-2's and the encoder-decoder's tensors (LayerNorm with a bias, learned
+    // or sinusoidal positions): other families run from the JS API until the views follow them
+    if (!['gpt2', 'transformer'].includes(newModel.info.family)) {
+      throw new PageError('family-not-in-page', { family: newModel.info.family },
+        `the page shows GPT-2 and encoder-decoder models so far; this ${newModel.info.family} model runs from the JavaScript API`);
+    }
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
       throw new PageError('no-bos', {}, 'config.json has no bos_token_id: the page starts every translation with it');
     }
