@@ -203,6 +203,20 @@ export function elementToSvg(root, { title = '' } = {}) {
     }
   }
 
+  /** A strip cut from one image of many rows (a data-URL background sized 100% x L*100%, shifted
+   * to its row: the step-by-step key table), as that image clipped to the strip. */
+  function paintSheet(el, cs, r) {
+    const url = /^url\("?(data:image\/png;base64,[^")]+)"?\)$/.exec(cs.backgroundImage)?.[1];
+    const size = /^100% ([\d.]+)%$/.exec(cs.backgroundSize);
+    if (!url || !size) return;
+    const rows = Number(size[1]) / 100, at = parseFloat(cs.backgroundPositionY) / 100 || 0;
+    const h = r.height * rows, y = r.top + (r.height - h) * at;
+    const id = `clip${++clips}`;
+    defs.push(`<clipPath id="${id}"><rect ${rectOf(r)}/></clipPath>`);
+    out.push(`<image clip-path="url(#${id})" x="${px(r.left - ox)}" y="${px(y - oy)}" width="${px(r.width)}" height="${px(h)}" ` +
+      `preserveAspectRatio="none" xlink:href="${url}"/>`);
+  }
+
   function walk(el) {
     if (el.classList?.contains('no-export')) return;
     const cs = getComputedStyle(el);
@@ -212,6 +226,7 @@ export function elementToSvg(root, { title = '' } = {}) {
     if (opacity < 1) out.push(`<g opacity="${opacity}">`);
     const visible = cs.visibility === 'visible';
     if (visible) paintBox(el, cs, r);
+    if (visible && r.width && r.height) paintSheet(el, cs, r);
     if (el instanceof SVGSVGElement) {
       if (visible && r.width && r.height) paintSvg(el, r);
     } else if (el.tagName === 'CANVAS') {

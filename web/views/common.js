@@ -107,7 +107,7 @@ export function canvasReadout(root) {
   const home = root.getRootNode?.();
   (globalThis.ShadowRoot && home instanceof ShadowRoot ? home : document.body).append(tip);
   root.addEventListener('pointermove', (e) => {
-    const c = e.target.closest?.('canvas');
+    const c = e.target.closest?.('canvas, .sheet'); // .sheet: a strip drawn as a slice of one shared image
     if (!c?.readout) { tip.hidden = true; return; }
     const r = c.getBoundingClientRect();
     tip.textContent = c.readout((e.clientX - r.left) / r.width, (e.clientY - r.top) / r.height);
@@ -117,6 +117,19 @@ export function canvasReadout(root) {
   });
   root.addEventListener('pointerleave', () => { tip.hidden = true; });
   return tip;
+}
+
+/** A CSS custom property of node (trimmed; fallback when unset), read once per node and colour
+ * scheme: a computed style read in the middle of a redraw makes the browser recompute the
+ * whole page's style there and then, which on a long text cost tens of milliseconds a read. */
+let varCache = new WeakMap(), varScheme = null;
+export function cssVar(node, name, fallback = '') {
+  const dark = globalThis.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;
+  if (dark !== varScheme) { varCache = new WeakMap(); varScheme = dark; }
+  let vars = varCache.get(node);
+  if (!vars) varCache.set(node, vars = new Map());
+  if (!vars.has(name)) vars.set(name, getComputedStyle(node).getPropertyValue(name).trim());
+  return vars.get(name) || fallback;
 }
 
 /** The strips' colours: blue below zero, orange above, apart for every common colour vision. */
@@ -154,8 +167,10 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
   c.height = height;
   const ctx = c.getContext('2d');
   const img = ctx.createImageData(width, height);
+  const px = img.data;
   for (let k = 0; k < width * height; k++) {
-    img.data.set([...(Number.isFinite(values[k]) ? divergingColour(values[k], scale, neutral) : neutral), 255], 4 * k);
+    const c = Number.isFinite(values[k]) ? divergingColour(values[k], scale, neutral) : neutral;
+    px[4 * k] = c[0]; px[4 * k + 1] = c[1]; px[4 * k + 2] = c[2]; px[4 * k + 3] = 255;
   }
   ctx.putImageData(img, 0, 0);
   return c;

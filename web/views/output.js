@@ -4,11 +4,11 @@
 // next token (-log p, a strip under the tokens) and the perplexity. Every number is the engine's
 // or was computed from the engine's logits in the worker (web/output.js); this module only lays
 // them out.
-import { gate, el, canvasReadout, num, maxAbs, valueCanvas, divergingColour } from './common.js';
+import { gate, el, cssVar, canvasReadout, num, maxAbs, valueCanvas, divergingColour } from './common.js';
 import { t } from '../i18n.js';
 
 const f = num;
-const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
+const css = cssVar;
 const stage = (n, title, ...children) => el('section', { class: 'stage', dataset: { stage: title } },
   el('h3', {}, el('span', { class: 'num', 'aria-hidden': 'true' }, String(n)), t(`output.${title}`)), ...children);
 const formula = (text) => el('p', { class: 'formula' }, text);
@@ -53,13 +53,17 @@ export function createOutput({ root, query, onQuery }) {
       const label = v != null ? t('output.ceLabel', k, tokText(tok), v) : t('output.ceFirst', tokText(tok));
       const chip = el('button', { type: 'button', class: `ce-tok${k === s.pos + 1 ? ' current' : ''}${k === s.pos ? ' from' : ''}`, title: label, 'aria-label': label,
         dataset: { k: String(k), ...(v != null ? { nll: String(v) } : {}) } }, el('span', { class: 'ce-text' }, tokText(tok) || ' '), cell);
-      chip.addEventListener('pointerover', () => { readout.textContent = label; });
-      chip.addEventListener('focus', () => { readout.textContent = label; });
-      if (k > 0) chip.addEventListener('click', () => onQuery(k - 1));
-      else chip.disabled = true;
+      if (k === 0) chip.disabled = true;
       return chip;
     });
-    return [el('div', { class: 'ce-strip' }, ...chips), readout];
+    // one set of listeners for the strip, not three per token (a full context has hundreds)
+    const strip = el('div', { class: 'ce-strip' }, ...chips);
+    const chipOf = (e) => e.target.closest?.('.ce-tok');
+    const say = (e) => { const chip = chipOf(e); if (chip) readout.textContent = chip.title; };
+    strip.addEventListener('pointerover', say);
+    strip.addEventListener('focusin', say);
+    strip.addEventListener('click', (e) => { const chip = chipOf(e); if (chip && !chip.disabled) onQuery(Number(chip.dataset.k) - 1); });
+    return [strip, readout];
   }
 
   function draw() {

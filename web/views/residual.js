@@ -5,11 +5,11 @@
 // attention split into heads), or each layer's stream read through W_U (a post-LN decoder).
 // Every number is the engine's or was computed from the engine's tensors in the worker
 // (web/residual.js); this module only lays them out.
-import { gate, el, num, LUT, divergingColour } from './common.js';
+import { gate, el, cssVar, num, LUT, divergingColour } from './common.js';
 import { t } from '../i18n.js';
 
 const f = num;
-const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
+const css = cssVar;
 const stage = (n, title, ...children) => el('section', { class: 'stage', dataset: { stage: title } },
   el('h3', {}, el('span', { class: 'num', 'aria-hidden': 'true' }, String(n)), t(`residual.${title}`)), ...children);
 const formula = (text) => el('p', { class: 'formula' }, text);
@@ -18,7 +18,7 @@ const tokText = (tok) => (tok ? tok.text : '');
 
 /** A heatmap of ||x||: rows = the stream's places (layer inputs, then the output), columns =
  * tokens; viridis from 0 to the largest norm. Keyboard: arrows move, Enter picks the token. */
-function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName }) {
+function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, colours, widthOf }) {
   let max = 0;
   for (const v of norms) max = Math.max(max, v);
   const rowName = (r) => (r < rows - 1 ? t('residual.rowIn', r) : t('residual.rowOut', rows - 2));
@@ -28,7 +28,7 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName }) 
   const LEFT = 90, TOP = 4, RH = 20;
   const say = (r, i) => t('residual.cell', stackName, rowName(r), i, tokText(tokens[i]), norms[r * T + i]);
   function draw() {
-    const w = Math.max(220, canvas.parentElement?.clientWidth || 600);
+    const w = Math.max(220, widthOf(canvas) || 600);
     const cw = Math.min(34, (w - LEFT - 4) / T);
     const width = Math.ceil(LEFT + cw * T + 4), height = TOP + RH * rows + 18;
     const dpr = globalThis.devicePixelRatio || 1;
@@ -38,7 +38,7 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName }) 
     canvas.style.height = `${height}px`;
     const ctx = canvas.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const muted = css(canvas, '--muted', '#666'), sel = css(canvas, '--select', '#c2410c'), focus = css(canvas, '--focus', '#1f6feb');
+    const { muted, sel, focus } = colours();
     ctx.font = '11px ui-monospace, monospace';
     ctx.textAlign = 'right';
     ctx.fillStyle = muted;
@@ -88,6 +88,10 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName }) 
 export function createResidual({ root, query, token, onQuery, onTarget }) {
   const g = gate('residual');
   let s = null, tokens = [], srcTokens = [], maps = [];
+  // the maps' width, read once and again on resize(): a layout read in the middle of a redraw
+  // makes the browser lay out the whole page there and then (tens of ms on a long text)
+  let mapWidth = 0;
+  const widthOf = (canvas) => mapWidth || (mapWidth = canvas.parentElement?.clientWidth || 0);
   query.addEventListener('input', () => onQuery(Number(query.value)));
   token.addEventListener('input', () => onTarget(Number(token.value)));
 
@@ -121,6 +125,7 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
         pos: stack === 'encoder' ? -1 : s.pos, stackName,
         label: t('residual.mapLabel', stackName, s.norms[stack].rows, s.norms[stack].T),
         onPick: stack === 'encoder' ? () => {} : onQuery,
+        widthOf, colours: () => ({ muted: css(root, '--muted', '#666'), sel: css(root, '--select', '#c2410c'), focus: css(root, '--focus', '#1f6feb') }),
       });
       maps.push(m);
       return el('div', { class: 'normstack', dataset: { stack } }, ...(stacks.length > 1 ? [el('h4', {}, stackName)] : []), m.box);
@@ -193,7 +198,7 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
       if (!data) return;
       g.run(key, () => { s = data; tokens = tok ?? []; srcTokens = src ?? []; draw(); });
     },
-    resize() { for (const m of maps) m.draw(); },
+    resize() { mapWidth = 0; for (const m of maps) m.draw(); },
     clear() { g.reset(); s = null; root.replaceChildren(); query.replaceChildren(); token.replaceChildren(); },
     relabel() { if (s) draw(); },
     get data() { return s; },

@@ -4,7 +4,7 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
 import { t } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
@@ -59,12 +59,33 @@ export function createSteps({ root, query, onQuery, onKey }) {
       note(t('steps.qkvNote', D, s.H, s.M)));
   }
 
+  /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
+   * made a composited layer each, which at a few hundred rows froze the page. Returns
+   * cell(r, name), a strip showing row r that reads out its values on hover like a canvas. */
+  function sheet(data, listed, n, scale, varName) {
+    const L = listed.length, values = new data.constructor(L * n);
+    listed.forEach((j, r) => values.set(data.subarray(j * n, (j + 1) * n), r * n));
+    const url = valueCanvas(values, n, L, scale, neutral).toDataURL();
+    return {
+      style: [varName, `url(${url})`],
+      cell(r, name) {
+        const row = values.subarray(r * n, (r + 1) * n);
+        const c = el('span', { class: 'strip sheet' });
+        c.style.cssText = `background-image: var(${varName}); background-size: 100% ${L * 100}%; background-position: 0 ${L > 1 ? (100 * r / (L - 1)).toFixed(4) : 0}%`;
+        c.readout = (x) => { const k = Math.max(0, Math.min(n - 1, Math.floor(x * n))); return `${name(k)} = ${f(row[k], 4)}`; };
+        return c;
+      },
+    };
+  }
+
   let table = null, nav = null, restoring = false;
   function stageScores() {
     const D = s.D, keyScale = maxAbs(s.keys), valScale = maxAbs(s.values);
+    const listed = listedKeys();
+    const kSheet = sheet(s.keys, listed, D, keyScale, '--ksheet'), vSheet = sheet(s.values, listed, D, valScale, '--vsheet');
     const head = el('tr', {}, ...['thPos', 'thKey', 'thK', 'thDot', 'thScaled', 'thMask', 'thAlpha', 'thV'].map((k) => el('th', { scope: 'col' }, t(`steps.${k}`))));
     const body = el('tbody');
-    for (const j of listedKeys()) {
+    listed.forEach((j, r) => {
       const masked = s.mask[j] === 1;
       // the engine's score where it computed one; the masked keys' q.k/sqrt(d) shown struck out
       const scaled = masked ? s.scaled[j] : s.scores[j];
@@ -74,16 +95,17 @@ export function createSteps({ root, query, onQuery, onKey }) {
         'aria-label': t('steps.rowLabel', j, tokText(cols[j]), s.dot[j], scaled, masked, s.alpha[j]) },
       el('td', {}, String(j)),
       el('td', { class: 'tok' }, tokText(cols[j])),
-      el('td', { class: 'cstrip' }, strip(s.keys.subarray(j * D, (j + 1) * D), keyScale, (r, d) => `k${j}[${d}]`)),
+      el('td', { class: 'cstrip' }, kSheet.cell(r, (d) => `k${j}[${d}]`)),
       el('td', { dataset: { value: String(s.dot[j]) } }, f(s.dot[j])),
       el('td', { class: masked ? 'struck' : '', dataset: { value: String(scaled) } }, f(scaled)),
       el('td', { class: 'maskcell' }, masked ? '−∞' : '0'),
       el('td', { class: 'alpha', dataset: { value: String(s.alpha[j]) } }, bar, el('span', {}, f(s.alpha[j], 4))),
-      el('td', { class: 'cstrip' }, strip(s.values.subarray(j * D, (j + 1) * D), valScale, (r, d) => `v${j}[${d}]`)));
+      el('td', { class: 'cstrip' }, vSheet.cell(r, (d) => `v${j}[${d}]`)));
       body.append(tr);
-    }
-    table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listedKeys().length)),
+    });
+    table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listed.length)),
       el('thead', {}, head), body);
+    for (const sh of [kSheet, vSheet]) table.style.setProperty(...sh.style);
     nav = roving(body, 'tr', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setPreview(Number(tr.dataset.j)); });
     body.addEventListener('pointerleave', () => setPreview(null));
@@ -249,7 +271,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   function draw() {
-    const r = getComputedStyle(root).getPropertyValue('--strip-mid').trim().match(/\d+/g);
+    const r = cssVar(root, '--strip-mid').match(/\d+/g);
     neutral = r ? r.slice(0, 3).map(Number) : neutral;
     nav?.save();
     root.replaceChildren(stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix());
