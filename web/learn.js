@@ -65,7 +65,11 @@ export function createLearn({ store, translating, requestView }) {
     const panel = $(id);
     if (!panel) continue;
     const b = el('button', { type: 'button', class: 'glossary-open chrome-light', dataset: { i18n: 'glossaryOpen' } }, t('glossaryOpen'));
-    b.addEventListener('click', () => { fillGlossary(); dialog.showModal(); });
+    b.addEventListener('click', () => {
+      fillGlossary();
+      dialog.showModal();
+      dialog.scrollTop = 0; // showModal focuses the close button at its end: open at the title
+    });
     panel.querySelector('h2')?.before(b); // floated to the panel's top right
   }
 
