@@ -5,12 +5,12 @@
 // active neurons). Every number is the engine's, or was computed from the engine's tensors in the
 // worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
 // the activation function itself, its definition; every point on it is a pair of the engine's.
-import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
 import { t } from '../i18n.js';
 import { activation, ACT_FORMULAS } from '../stages.js';
 
 const f = num, fp = numTerm;
-const css = (node, name, fallback) => getComputedStyle(node).getPropertyValue(name).trim() || fallback;
+const css = cssVar;
 
 /** Colour strips with a shared hover readout (the step-by-step view's visual language). */
 function strips(root) {
