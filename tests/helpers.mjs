@@ -204,3 +204,35 @@ export function brownCorpus() {
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-quic'];
+
+/**
+ * One page of `browser` that a browser test file reuses for every test that needs no context
+ * options of its own. A new page costs a new context and renderer process; navigating an open page
+ * reloads the document, its worker and its model all the same, so each test still starts on a
+ * fresh page load. `open(url, { viewport })` resizes the page first (the document then loads at
+ * that size), navigates and returns { page, errors }: errors collects the new document's page
+ * errors (and console errors, with `console: true`). `release(page)` closes any other page;
+ * `others()` are the contexts a test left open besides this page's.
+ */
+export function reusablePage(browser, { viewport: defaultViewport, console: withConsole = true, ...options } = {}) {
+  let page = null;
+  let errors = [];
+  return {
+    async open(url, { viewport = defaultViewport } = {}) {
+      if (!page || page.isClosed()) {
+        page = await browser.newPage({ viewport, ...options });
+        page.on('pageerror', (e) => errors.push(e.message));
+        if (withConsole) page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      } else if (page.viewportSize().width !== viewport.width || page.viewportSize().height !== viewport.height) {
+        await page.setViewportSize(viewport);
+      }
+      errors = [];
+      await page.goto(url);
+      return { page, errors };
+    },
+    async release(p) {
+      if (p !== page) await p.close();
+    },
+    others: () => browser.contexts().filter((c) => !page || page.isClosed() || c !== page.context()),
+  };
+}

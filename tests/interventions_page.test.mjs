@@ -11,11 +11,11 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, reusablePage } from './helpers.mjs';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const PROMPT = '5dT8fhm6MzvtrkpYBZNI5dT8fhm6';
-let server, browser, origin;
+let server, browser, origin, shared;
 const test = (name, fn) => nodeTest(name, { timeout: 120000 }, fn);
 
 before(async () => {
@@ -23,19 +23,17 @@ before(async () => {
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  shared = reusablePage(browser);
 });
-afterEach(async () => { await Promise.all(browser?.contexts().map((c) => c.close()) ?? []); });
+afterEach(async () => { await Promise.all(shared?.others().map((c) => c.close()) ?? []); });
 after(async () => {
   try { await browser?.close(); } finally { server?.close(); }
 });
 
 const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+/** The file's one page (see reusablePage), loaded on a query at a size. */
 async function openPage(query, viewport = { width: 1200, height: 1000 }) {
-  const page = await browser.newPage({ viewport });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`${origin}/web/${query}`);
+  const { page, errors } = await shared.open(`${origin}/web/${query}`, { viewport });
   await ready(page);
   return { page, errors };
 }

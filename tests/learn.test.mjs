@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
 import { STRINGS } from '../web/i18n.js';
-import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS, loadShipped } from './helpers.mjs';
+import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS, loadShipped, reusablePage } from './helpers.mjs';
 import { capturePatterns, logitParts } from '../web/residual.js';
 import { GUIDE } from '../web/guide.js';
 
@@ -24,7 +24,7 @@ async function axeViolations(page) {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
-let server, browser, origin, L;
+let server, browser, origin, L, shared;
 const test = (name, fn) => nodeTest(name, { timeout: 120000 }, fn);
 
 before(async () => {
@@ -32,17 +32,15 @@ before(async () => {
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  shared = reusablePage(browser);
   L = await lantern();
 });
-afterEach(async () => { await Promise.all(browser?.contexts().map((c) => c.close()) ?? []); });
+afterEach(async () => { await Promise.all(shared?.others().map((c) => c.close()) ?? []); });
 after(async () => { try { await browser?.close(); } finally { server?.close(); } });
 
+/** The file's one page (see reusablePage), loaded on a query at a size. */
 async function openPage(query, viewport = { width: 1200, height: 900 }) {
-  const page = await browser.newPage({ viewport });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(`${origin}/web/${query}${query.includes('engine=') ? '' : '&engine=strict'}`);
+  const { page, errors } = await shared.open(`${origin}/web/${query}${query.includes('engine=') ? '' : '&engine=strict'}`, { viewport });
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
   return { page, errors };
 }
@@ -91,7 +89,7 @@ test('residual stream: the engine\'s parts add up to its logit, a cell picks a p
   await page.screenshot({ path: `${SHOTS}residual-zh.png` });
   s.free(); tok.free(); model.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('residual stream in zh-en, embedded: both stacks\' norms, the decoder read through W_U ending on the logit', async () => {
@@ -106,7 +104,7 @@ test('residual stream in zh-en, embedded: both stacks\' norms, the decoder read 
   await page.screenshot({ path: `${SHOTS}embed-residual-zh-en.png` });
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('sandbox: exact softmax, a bad value named beside its field and no NaN, the fields in the URL, in English and 中文', async () => {
@@ -133,7 +131,7 @@ test('sandbox: exact softmax, a bad value named beside its field and no NaN, the
   await page.screenshot({ path: `${SHOTS}embed-sandbox-zh.png` });
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('presets and the guided tour set the URL state; the glossary opens from a learner view', async () => {
@@ -170,5 +168,5 @@ test('presets and the guided tour set the URL state; the glossary opens from a l
   await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('translation').textContent === 'i love machine learning', null, { timeout: 30000 });
   assert.equal(await param(page, 'attn'), 'cross');
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });

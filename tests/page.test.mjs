@@ -13,12 +13,12 @@ import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
 import { STRINGS } from '../web/i18n.js';
 import { VIEWS } from '../web/state.js';
-import { lantern, FIXTURES, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { lantern, FIXTURES, CHROMIUM, CHROMIUM_ARGS, reusablePage } from './helpers.mjs';
 
 const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-let server, browser, origin, L;
+let server, browser, origin, L, shared;
 
 /** Each test gets its own time limit (a page.evaluate that never settles has none), so a hung
  * page fails that test by name and the rest of the file runs on. */
@@ -29,13 +29,14 @@ before(async () => {
   server = await serve(0);
   origin = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  shared = reusablePage(browser, { viewport: { width: 1200, height: 1000 } });
   L = await lantern();
 });
 
 // A failed assertion skips its test's page.close(): close whatever it left open, so a page still
-// computing does not slow the tests after it.
+// computing does not slow the tests after it (the shared page is navigated away by the next test).
 afterEach(async () => {
-  await Promise.all(browser?.contexts().map((c) => c.close()) ?? []);
+  await Promise.all(shared?.others().map((c) => c.close()) ?? []);
 });
 
 after(async () => {
@@ -46,7 +47,14 @@ after(async () => {
   }
 });
 
+/** Open the playground and wait until it is ready: on the file's shared page (see reusablePage),
+ * or on a page of its own where the test sets context options (a phone, a locale). */
 async function openPage(query, { viewport = { width: 1200, height: 1000 }, ...options } = {}) {
+  if (!Object.keys(options).length) {
+    const opened = await shared.open(`${origin}/web/${query}`, { viewport });
+    await ready(opened.page);
+    return opened;
+  }
   const page = await browser.newPage({ viewport, ...options });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -127,7 +135,7 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   assert.equal(await chipCount(page), 256);
   await page.screenshot({ path: `${SHOTS}page-256.png` });
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('the text reads as prose with the generated part marked; Stop ends a generation between tokens', async () => {
@@ -164,7 +172,7 @@ test('the text reads as prose with the generated part marked; Stop ends a genera
   assert.match(await page.textContent('#token-info'), new RegExp(`id ${steps[0]}.*probability 0\\.\\d+ when chosen`));
   tok.free();
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('keyboard: one tab stop per group, arrows inside, focus kept after Enter; a focus ring unlike the selection', async () => {
@@ -207,7 +215,7 @@ test('keyboard: one tab stop per group, arrows inside, focus kept after Enter; a
   assert.equal(ring.selected, true);
   assert.notEqual(ring.color, ring.border);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 test('axe-core finds no serious or critical violations', async () => {
@@ -215,7 +223,7 @@ test('axe-core finds no serious or critical violations', async () => {
     '?model=zh-en&lang=zh&embed=1&view=norm', '?model=gpt2-tiny&embed=1&view=ffn', '?model=austen&embed=1&view=embed']) {
     const { page } = await openPage(query);
     assert.deepEqual(await axeViolations(page), [], query);
-    await page.close();
+    await shared.release(page);
   }
 });
 
@@ -247,7 +255,7 @@ test('English and 中文: the same keys, a switch, lang= in the URL, the browser
   assert.match(await page.textContent('#stats'), /entropy/);
   await page.waitForFunction(() => new URL(location.href).searchParams.get('lang') === 'en');
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 
   // no lang= in the URL: the browser's language decides
   const zh = await openPage('?model=gpt2-tiny', { locale: 'zh-CN' });
@@ -272,7 +280,7 @@ test('a phone at 390 px: no sideways scroll, and a tap on the heatmap reads out 
   assert.match(await page.textContent('#cell'), /^query (\d+) .* → key \1 /, 'the bottom-right cell is the newest query on itself');
   await page.screenshot({ path: `${SHOTS}page-phone.png`, fullPage: true });
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
 
 // one test per view: each has its own time limit (there are many views), and a failure names it
@@ -296,7 +304,7 @@ for (const view of VIEWS) test(`?embed=1&view=${view} shows one view that fits a
       assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
       if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
       assert.deepEqual(errors, [], view);
-      await page.close();
+      await shared.release(page);
     }
   }
 });
@@ -318,9 +326,8 @@ test('a model opened from files is named in the menu and the URL; reopening that
   const steps = url.searchParams.get('steps');
   assert.match(steps, /^\d+$/);
 
-  // opened again, the page loads no other model and asks for the files
-  const again = await browser.newPage();
-  await again.goto(url.href);
+  // opened again (the same tab navigated: a new document and worker), the page loads no other model and asks for the files
+  const { page: again } = await shared.open(url.href);
   await ready(again);
   assert.equal(await again.isVisible('#files-needed'), true);
   assert.match(await again.textContent('#files-needed'), /opened from files/);
@@ -332,8 +339,7 @@ test('a model opened from files is named in the menu and the URL; reopening that
   assert.equal(new URL(again.url()).searchParams.get('steps'), steps, 'the same files keep the steps');
   assert.equal(await chipCount(again), 8);
   assert.deepEqual(errors, []);
-  await page.close();
-  await again.close();
+  await shared.release(again);
 });
 
 test('files with tensors their config does not use are refused with the list, and open anyway on request', async () => {
@@ -356,7 +362,7 @@ test('files with tensors their config does not use are refused with the list, an
     assert.doesNotMatch(await page.textContent('#error'), /did not load/); // the prompt may be too long for 11 tokens
     assert.equal(await page.inputValue('#model'), 'files');
     assert.deepEqual(errors, []);
-    await page.close();
+    await shared.release(page);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -378,5 +384,5 @@ test('translate mode: the end of the translation is said, and characters outside
   assert.equal(await page.isVisible('#unknown'), true);
   assert.match(await page.textContent('#unknown'), /1 character is not in the model's vocabulary/);
   assert.deepEqual(errors, []);
-  await page.close();
+  await shared.release(page);
 });
