@@ -222,6 +222,12 @@ int32_t lt_loader_same(lt_loader *L, const char *name, const char *as);
  * naming them and the config keys to look at (`keys`), or with `allow` set *warning to a
  * message saying so (the caller frees it). */
 int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, const char *keys, char **warning);
+/* Take every weight of a model with take_all twice: first counting (every name, dtype and shape
+ * checked, nothing allocated), then, once the sizes fit max_bytes and the arenas are allocated,
+ * writing. *out is the writing pass's loader (its n_params, dtype). */
+typedef int32_t (*lt_take_all_fn)(lt_model *m, lt_loader *L, const void *ctx);
+int32_t lt_loader_arenas(lt_model *m, const lt_st_file *st, const char *prefix, bool keep16, bool q8,
+                         uint64_t max_bytes, lt_take_all_fn take_all, const void *ctx, lt_loader *out);
 /* Arena space for n floats the loader computes itself (NULL while counting). */
 float *lt_loader_alloc(lt_loader *L, size_t n);
 

@@ -78,7 +78,8 @@ static bool count_params(const lt_model *m, size_t *out) {
 }
 
 /* Every tensor, in one pass of the loader (counting or writing). */
-static int32_t take_all(lt_model *m, lt_loader *L) {
+static int32_t take_all(lt_model *m, lt_loader *L, const void *unused) {
+    (void)unused;
     const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp;
     int32_t rc;
     if ((rc = lt_take_mat(L, "wte.weight", (size_t)m->n_vocab, d, false, &m->wte)) ||
@@ -151,24 +152,9 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     m->n_params = n_params;
     m->layers = calloc((size_t)m->n_layer, sizeof *m->layers);
     if (!m->layers) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
-    lt_loader L = {.st = st, .prefix = "transformer.", .keep16 = keep16, .q8 = q8};
-    if ((rc = take_all(m, &L))) return rc; /* counting: checks every name, dtype and shape */
-    size_t bytes, bytes16;
-    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
-        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
-    if (m->weight_bytes > params->max_weight_bytes)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
-                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)params->max_weight_bytes).text);
-    m->arena = malloc(bytes ? bytes : 1);
-    m->arena16 = malloc(bytes16 ? bytes16 : 1);
-    m->arena8 = malloc(L.count8 ? L.count8 : 1);
-    if (!m->arena || !m->arena16 || !m->arena8)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
-                       lt_bytes((double)m->weight_bytes).text);
-    lt_loader W = {.st = st, .next = m->arena, .prefix = "transformer.", .keep16 = keep16, .next16 = m->arena16,
-                   .q8 = q8, .next8 = m->arena8};
-    if ((rc = take_all(m, &W))) return rc;
+    lt_loader W;
+    if ((rc = lt_loader_arenas(m, st, "transformer.", keep16, q8, params->max_weight_bytes, take_all, NULL, &W)))
+        return rc;
     m->weights_dtype = W.dtype;
     m->hooks = lt_gpt2_hooks;
     m->n_hooks = LT_H_GPT2_COUNT;

@@ -93,7 +93,9 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg, const char *type, b
 }
 
 /* Every tensor, in one pass of the loader (counting or writing). */
-static int32_t take_all(lt_model *m, lt_loader *L, bool attn_bias, bool o_bias) {
+/* ctx: bool[2], the q/k/v biases and the o_proj bias the config asks for */
+static int32_t take_all(lt_model *m, lt_loader *L, const void *ctx) {
+    const bool attn_bias = ((const bool *)ctx)[0], o_bias = ((const bool *)ctx)[1];
     const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, dq = (size_t)m->n_head * m->d_head,
                  dkv = (size_t)m->n_kv_head * m->d_head, half = (size_t)m->d_head / 2;
     int32_t rc;
@@ -171,23 +173,9 @@ static int32_t load_as(lt_model *m, const lt_json *cfg, const lt_st_file *st, co
                        lt_bytes((double)params->max_weight_bytes).text);
     m->llama = calloc((size_t)m->n_layer, sizeof *m->llama);
     if (!m->llama) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
-    lt_loader L = {.st = st, .keep16 = keep16, .q8 = q8};
-    if ((rc = take_all(m, &L, attn_bias, o_bias))) return rc; /* counting: checks every name, dtype and shape */
-    size_t bytes, bytes16;
-    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
-        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
-    if (m->weight_bytes > params->max_weight_bytes)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
-                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)params->max_weight_bytes).text);
-    m->arena = malloc(bytes ? bytes : 1);
-    m->arena16 = malloc(bytes16 ? bytes16 : 1);
-    m->arena8 = malloc(L.count8 ? L.count8 : 1);
-    if (!m->arena || !m->arena16 || !m->arena8)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
-                       lt_bytes((double)m->weight_bytes).text);
-    lt_loader W = {.st = st, .next = m->arena, .keep16 = keep16, .next16 = m->arena16, .q8 = q8, .next8 = m->arena8};
-    if ((rc = take_all(m, &W, attn_bias, o_bias))) return rc;
+    const bool biases[2] = {attn_bias, o_bias};
+    lt_loader W;
+    if ((rc = lt_loader_arenas(m, st, NULL, keep16, q8, params->max_weight_bytes, take_all, biases, &W))) return rc;
     m->n_params = W.n_params;
     m->weights_dtype = W.dtype;
     m->hooks = lt_llama_hooks;

@@ -285,3 +285,26 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
     }
     return LT_OK;
 }
+
+int32_t lt_loader_arenas(lt_model *m, const lt_st_file *st, const char *prefix, bool keep16, bool q8,
+                         uint64_t max_bytes, lt_take_all_fn take_all, const void *ctx, lt_loader *out) {
+    lt_loader L = {.st = st, .prefix = prefix, .keep16 = keep16, .q8 = q8};
+    int32_t rc = take_all(m, &L, ctx); /* counting: checks every name, dtype and shape */
+    if (rc) return rc;
+    size_t bytes, bytes16;
+    if (!lt_mul_size(L.count, sizeof(float), &bytes) || !lt_mul_size(L.count16, 2, &bytes16) ||
+        !lt_add_size(bytes, bytes16, &m->weight_bytes) || !lt_add_size(m->weight_bytes, L.count8, &m->weight_bytes))
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
+    if (m->weight_bytes > max_bytes)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s, more than the %s allowed",
+                       lt_bytes((double)m->weight_bytes).text, lt_bytes((double)max_bytes).text);
+    m->arena = malloc(bytes ? bytes : 1);
+    m->arena16 = malloc(bytes16 ? bytes16 : 1);
+    m->arena8 = malloc(L.count8 ? L.count8 : 1);
+    if (!m->arena || !m->arena16 || !m->arena8)
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
+                       lt_bytes((double)m->weight_bytes).text);
+    *out = (lt_loader){.st = st, .next = m->arena, .prefix = prefix, .keep16 = keep16, .next16 = m->arena16,
+                       .q8 = q8, .next8 = m->arena8};
+    return take_all(m, out, ctx);
+}
