@@ -47,3 +47,12 @@ void lt_defer_logits(lt_session *s, const float *x, int32_t rows) {
     memcpy(s->final_rows, x, (size_t)rows * (size_t)s->model->d_model * sizeof(float));
     s->logits_pending = rows;
 }
+
+void lt_hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                  int32_t width) {
+    if (hook < 0) return;
+    if (s->n_edits)
+        lt_edit_rows_at(s, hook, layer, x, n, stride, col,
+                        s->model->hooks[hook].stage == LT_STAGE_ENCODE ? 0 : s->n_past);
+    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
+}

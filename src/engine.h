@@ -417,6 +417,9 @@ void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, cons
                int32_t d_in, int32_t d_out);
 void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
                   int32_t d_out);
+/* out[n, d_out] = in @ w^T + bias (bias may be NULL): an nn.Linear held as [d_out, d_in] rows. */
+void lt_linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
+               int32_t d_out);
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
  * in any stored kind, as f32. */
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
@@ -425,6 +428,11 @@ struct lt_attn_dims;
 void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const struct lt_attn_dims *d);
 
+/* A hook a pass writes row by row into x (row t at x + t * stride + col; none: hook < 0): the edits
+ * in force change it (positions from the session's, or from 0 for encoder hooks), then it is
+ * captured (capture.c). */
+void lt_hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+                  int32_t width);
 /* The capture slot of hook `hook` of `layer` (capture.c). */
 lt_capture_slot *lt_slot(const lt_session *s, int32_t hook, int32_t layer);
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */

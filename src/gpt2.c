@@ -184,12 +184,6 @@ static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
     lt_matmul_nt(s, out, in, &m->lm_head, n, m->d_model, m->n_vocab);
 }
 
-/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
-static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
-                      int32_t width, int32_t p0) {
-    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, p0);
-    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
-}
 
 static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
@@ -199,7 +193,7 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
 
     /* embeddings: x = wte[id] + wpe[pos] */
     lt_embed_rows(x, &m->wte, ids, n, d);
-    hook_rows(s, LT_H_EMBED, 0, x, n, d, 0, d, p0);
+    lt_hook_rows(s, LT_H_EMBED, 0, x, n, d, 0, d);
     const float *pe = m->wpe + (size_t)p0 * d;
     if (s->n_edits) { /* the position rows are the model's: edit a copy */
         memcpy(tmp, pe, nd * sizeof(float));
@@ -217,11 +211,11 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
         float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
-        hook_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(s, LT_H_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
-        hook_rows(s, LT_H_LN1, l, xn, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
         matmul(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
         if (s->n_edits) { /* before the keys and values enter the cache */
             lt_edit_rows_at(s, LT_H_Q, l, qkv, n, 3 * d, 0, p0);
@@ -240,23 +234,23 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
                                 vc, &ad, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
         else
             lt_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
-        hook_rows(s, LT_H_Z, l, z, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_Z, l, z, n, d, 0, d);
         matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
-        hook_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        hook_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(s, LT_H_LN2_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-        hook_rows(s, LT_H_LN2, l, xn, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
         matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
-        hook_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp, p0);
+        lt_hook_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
         activate(m, h, (int64_t)n * m->d_mlp);
-        hook_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp, p0);
+        lt_hook_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
         matmul(s, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
-        hook_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        hook_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d, p0);
+        lt_hook_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
     }
 
     /* the final norm runs on every row only when those rows are captured; the logits of every

@@ -196,20 +196,7 @@ static int32_t load_mistral(lt_model *m, const lt_json *c, const lt_st_file *st,
     return load_as(m, c, st, p, "mistral");
 }
 
-/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
-static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
-                      int32_t width) {
-    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, s->n_past);
-    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
-}
 
-/* out[n, d_out] = in @ w^T (+ bias): nn.Linear */
-static void linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
-                   int32_t d_in, int32_t d_out) {
-    lt_matmul_nt(s, out, in, w, n, d_in, d_out);
-    if (bias)
-        for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
-}
 
 /* Rotate each head of n rows x[n, heads * d_head] (rows p0 .. p0 + n - 1) by its position:
  * (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) on the two halves of the head. */
@@ -238,7 +225,7 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     float *gate = s->h, *up = s->h + (size_t)n * f;            /* [n, d_mlp] each */
 
     lt_embed_rows(x, &m->wte, ids, n, d);
-    hook_rows(s, LT_L_EMBED, 0, x, n, d, 0, d);
+    lt_hook_rows(s, LT_L_EMBED, 0, x, n, d, 0, d);
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
@@ -246,21 +233,21 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
         float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
-        hook_rows(s, LT_L_RESID_PRE, l, x, n, d, 0, d);
+        lt_hook_rows(s, LT_L_RESID_PRE, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(s, LT_L_LN1_SCALE, l, x, n, d);
         lt_k_rmsnorm(xn, x, y->ln1_w, n, d, m->ln_eps);
-        hook_rows(s, LT_L_LN1, l, xn, n, d, 0, d);
-        linear(s, q, xn, &y->q_w, y->q_b, n, d, d);
-        linear(s, k, xn, &y->k_w, y->k_b, n, d, dkv);
-        linear(s, v, xn, &y->v_w, y->v_b, n, d, dkv);
-        hook_rows(s, LT_L_Q, l, q, n, d, 0, d);
-        hook_rows(s, LT_L_K, l, k, n, dkv, 0, dkv);
-        hook_rows(s, LT_L_V, l, v, n, dkv, 0, dkv);
+        lt_hook_rows(s, LT_L_LN1, l, xn, n, d, 0, d);
+        lt_linear(s, q, xn, &y->q_w, y->q_b, n, d, d);
+        lt_linear(s, k, xn, &y->k_w, y->k_b, n, d, dkv);
+        lt_linear(s, v, xn, &y->v_w, y->v_b, n, d, dkv);
+        lt_hook_rows(s, LT_L_Q, l, q, n, d, 0, d);
+        lt_hook_rows(s, LT_L_K, l, k, n, dkv, 0, dkv);
+        lt_hook_rows(s, LT_L_V, l, v, n, dkv, 0, dkv);
         rope(m, q, n, H, p0);
         rope(m, k, n, Hkv, p0);
-        hook_rows(s, LT_L_ROT_Q, l, q, n, d, 0, d);
-        hook_rows(s, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
+        lt_hook_rows(s, LT_L_ROT_Q, l, q, n, d, 0, d);
+        lt_hook_rows(s, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
         /* into the cache once per query head: query head h reads key-value head h / group */
         for (int32_t t = 0; t < n; t++)
             for (int32_t h = 0; h < H; h++) {
@@ -273,25 +260,25 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
                                 &ad, LT_L_ATTN_SCORES, LT_L_PATTERN, l);
         else
             lt_attention(s, z, lt_capture(s, LT_L_ATTN_SCORES, l), lt_capture(s, LT_L_PATTERN, l), q, kc, vc, &ad);
-        hook_rows(s, LT_L_Z, l, z, n, d, 0, d);
-        linear(s, tmp, z, &y->o_w, y->o_b, n, d, d);
-        hook_rows(s, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
+        lt_hook_rows(s, LT_L_Z, l, z, n, d, 0, d);
+        lt_linear(s, tmp, z, &y->o_w, y->o_b, n, d, d);
+        lt_hook_rows(s, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        hook_rows(s, LT_L_RESID_MID, l, x, n, d, 0, d);
+        lt_hook_rows(s, LT_L_RESID_MID, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(s, LT_L_LN2_SCALE, l, x, n, d);
         lt_k_rmsnorm(xn, x, y->ln2_w, n, d, m->ln_eps);
-        hook_rows(s, LT_L_LN2, l, xn, n, d, 0, d);
-        linear(s, gate, xn, &y->gate_w, NULL, n, d, f);
-        linear(s, up, xn, &y->up_w, NULL, n, d, f);
-        hook_rows(s, LT_L_MLP_PRE, l, gate, n, f, 0, f);
-        hook_rows(s, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
+        lt_hook_rows(s, LT_L_LN2, l, xn, n, d, 0, d);
+        lt_linear(s, gate, xn, &y->gate_w, NULL, n, d, f);
+        lt_linear(s, up, xn, &y->up_w, NULL, n, d, f);
+        lt_hook_rows(s, LT_L_MLP_PRE, l, gate, n, f, 0, f);
+        lt_hook_rows(s, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
         lt_k_silu_mul(gate, up, (int64_t)n * f);
-        hook_rows(s, LT_L_MLP_POST, l, gate, n, f, 0, f);
-        linear(s, tmp, gate, &y->down_w, NULL, n, f, d);
-        hook_rows(s, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
+        lt_hook_rows(s, LT_L_MLP_POST, l, gate, n, f, 0, f);
+        lt_linear(s, tmp, gate, &y->down_w, NULL, n, f, d);
+        lt_hook_rows(s, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        hook_rows(s, LT_L_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(s, LT_L_RESID_POST, l, x, n, d, 0, d);
     }
 
     /* the final norm on every row only when those rows are captured; the logits of every row

@@ -209,20 +209,7 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st, const
 
 #undef P
 
-/* A hook a pass writes row by row: the edits in force change it, then it is captured. */
-static void hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
-                      int32_t width) {
-    if (s->n_edits) lt_edit_rows_at(s, hook, layer, x, n, stride, col, s->n_past);
-    lt_capture_rows(s, hook, layer, x, n, stride, col, width);
-}
 
-/* out[n, d_out] = in @ w^T (+ bias): nn.Linear */
-static void linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
-                   int32_t d_in, int32_t d_out) {
-    lt_matmul_nt(s, out, in, w, n, d_in, d_out);
-    if (bias)
-        for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
-}
 
 static void activate(const lt_model *m, float *x, int64_t n) {
     if (m->act == LT_ACT_GELU_TANH) lt_k_gelu_tanh(x, n);
@@ -252,12 +239,12 @@ static void rope(const lt_model *m, float *x, int32_t n, int32_t p0) {
 static void mlp(lt_session *s, float *out, const float *xn, const lt_neox_layer *y, int32_t l, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, f = m->d_mlp;
-    linear(s, s->h, xn, &y->fc_w, y->fc_b, n, d, f);
-    hook_rows(s, LT_N_MLP_PRE, l, s->h, n, f, 0, f);
+    lt_linear(s, s->h, xn, &y->fc_w, y->fc_b, n, d, f);
+    lt_hook_rows(s, LT_N_MLP_PRE, l, s->h, n, f, 0, f);
     activate(m, s->h, (int64_t)n * f);
-    hook_rows(s, LT_N_MLP_POST, l, s->h, n, f, 0, f);
-    linear(s, out, s->h, &y->proj_w, y->proj_b, n, f, d);
-    hook_rows(s, LT_N_MLP_OUT, l, out, n, d, 0, d);
+    lt_hook_rows(s, LT_N_MLP_POST, l, s->h, n, f, 0, f);
+    lt_linear(s, out, s->h, &y->proj_w, y->proj_b, n, f, d);
+    lt_hook_rows(s, LT_N_MLP_OUT, l, out, n, d, 0, d);
 }
 
 static void forward(lt_session *s, const int32_t *ids, int32_t n) {
@@ -268,7 +255,7 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
 
     lt_embed_rows(x, &m->wte, ids, n, d);
-    hook_rows(s, LT_N_EMBED, 0, x, n, d, 0, d);
+    lt_hook_rows(s, LT_N_EMBED, 0, x, n, d, 0, d);
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
@@ -277,12 +264,12 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
         const lt_neox_layer *y = &m->neox[l];
         float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
         float *k = kc + (size_t)p0 * d, *v = vc + (size_t)p0 * d; /* this pass's rows of the cache: [n, d] */
-        hook_rows(s, LT_N_RESID_PRE, l, x, n, d, 0, d);
+        lt_hook_rows(s, LT_N_RESID_PRE, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(s, LT_N_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
-        hook_rows(s, LT_N_LN1, l, xn, n, d, 0, d);
-        linear(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
+        lt_hook_rows(s, LT_N_LN1, l, xn, n, d, 0, d);
+        lt_linear(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
         /* head h's q, k, v sit together in the fused row: queries to q, keys and values straight
          * into the cache, each as [n, n_head, d_head] */
         for (int32_t t = 0; t < n; t++)
@@ -293,40 +280,40 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
                 memcpy(k + dst, src + dh, (size_t)dh * sizeof(float));
                 memcpy(v + dst, src + 2 * dh, (size_t)dh * sizeof(float));
             }
-        hook_rows(s, LT_N_Q, l, q, n, d, 0, d);
-        hook_rows(s, LT_N_K, l, k, n, d, 0, d);
-        hook_rows(s, LT_N_V, l, v, n, d, 0, d);
+        lt_hook_rows(s, LT_N_Q, l, q, n, d, 0, d);
+        lt_hook_rows(s, LT_N_K, l, k, n, d, 0, d);
+        lt_hook_rows(s, LT_N_V, l, v, n, d, 0, d);
         rope(m, q, n, p0);
         rope(m, k, n, p0);
-        hook_rows(s, LT_N_ROT_Q, l, q, n, d, 0, d);
-        hook_rows(s, LT_N_ROT_K, l, k, n, d, 0, d);
+        lt_hook_rows(s, LT_N_ROT_Q, l, q, n, d, 0, d);
+        lt_hook_rows(s, LT_N_ROT_K, l, k, n, d, 0, d);
         if (s->n_edits && (lt_edits_at(s, LT_N_ATTN_SCORES, l) || lt_edits_at(s, LT_N_PATTERN, l)))
             lt_edited_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc,
                                 &ad, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
         else
             lt_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc, &ad);
-        hook_rows(s, LT_N_Z, l, z, n, d, 0, d);
-        linear(s, tmp, z, &y->dense_w, y->dense_b, n, d, d);
-        hook_rows(s, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
+        lt_hook_rows(s, LT_N_Z, l, z, n, d, 0, d);
+        lt_linear(s, tmp, z, &y->dense_w, y->dense_b, n, d, d);
+        lt_hook_rows(s, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
 
         if (m->parallel_residual) {
             /* ln2 reads the block's input too; x = (mlp_out + attn_out) + x, Hugging Face's order */
             lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
             lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
+            lt_hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
             mlp(s, z, xn, y, l, n);
             lt_k_add(z, tmp, (int64_t)nd);
             lt_k_add(x, z, (int64_t)nd);
         } else {
             lt_k_add(x, tmp, (int64_t)nd);
-            hook_rows(s, LT_N_RESID_MID, l, x, n, d, 0, d);
+            lt_hook_rows(s, LT_N_RESID_MID, l, x, n, d, 0, d);
             lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
             lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
+            lt_hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
             mlp(s, tmp, xn, y, l, n);
             lt_k_add(x, tmp, (int64_t)nd);
         }
-        hook_rows(s, LT_N_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(s, LT_N_RESID_POST, l, x, n, d, 0, d);
     }
 
     /* the final norm on every row only when those rows are captured; the logits of every row

@@ -280,15 +280,6 @@ static const sub_hooks DEC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_DEC_M
 /* Where to write a hook, or NULL (not captured, or not a hook of this sublayer). */
 static float *target(lt_session *s, int32_t hook, int32_t l) { return hook >= 0 ? lt_capture(s, hook, l) : NULL; }
 
-/* A hook the pass writes row by row into x (none: hook < 0): the edits in force change it, then
- * it is captured. Encoder hooks count positions from 0, decoder hooks from the session's. */
-static void hook_rows(lt_session *s, int32_t hook, int32_t l, float *x, int32_t n, int32_t stride, int32_t col,
-                      int32_t width) {
-    if (hook < 0) return;
-    if (s->n_edits)
-        lt_edit_rows_at(s, hook, l, x, n, stride, col, s->model->hooks[hook].stage == LT_STAGE_ENCODE ? 0 : s->n_past);
-    lt_capture_rows(s, hook, l, x, n, stride, col, width);
-}
 
 /* Add & Norm, first half: the input the sublayer reads (pre-LN normalises it into xn). */
 static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
@@ -296,7 +287,7 @@ static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks 
     if (!m->pre_ln) return s->x;
     lt_capture_ln_scale(s, hk->scale, l, s->x, n, m->d_model);
     lt_k_layernorm(s->xn, s->x, ln->w, ln->b, n, m->d_model, m->ln_eps);
-    hook_rows(s, hk->ln, l, s->xn, n, m->d_model, 0, m->d_model);
+    lt_hook_rows(s, hk->ln, l, s->xn, n, m->d_model, 0, m->d_model);
     return s->xn;
 }
 
@@ -304,14 +295,14 @@ static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks 
 static void sublayer_out(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model;
-    hook_rows(s, hk->out, l, s->tmp, n, d, 0, d);
+    lt_hook_rows(s, hk->out, l, s->tmp, n, d, 0, d);
     lt_k_add(s->x, s->tmp, (int64_t)n * d);
     if (!m->pre_ln) {
         lt_capture_ln_scale(s, hk->scale, l, s->x, n, d);
         lt_k_layernorm(s->x, s->x, ln->w, ln->b, n, d, m->ln_eps);
-        hook_rows(s, hk->ln, l, s->x, n, d, 0, d);
+        lt_hook_rows(s, hk->ln, l, s->x, n, d, 0, d);
     }
-    hook_rows(s, hk->resid, l, s->x, n, d, 0, d);
+    lt_hook_rows(s, hk->resid, l, s->x, n, d, 0, d);
 }
 
 /* The attention core shared by all three attentions: q [n, q_stride] against k and v rows,
@@ -325,7 +316,7 @@ static void attend(lt_session *s, const lt_mha *a, const sub_hooks *hk, int32_t 
                             hk->pattern, l);
     else
         lt_attention(s, s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad);
-    hook_rows(s, hk->z, l, s->z, ad->n_q, d, 0, d);
+    lt_hook_rows(s, hk->z, l, s->z, ad->n_q, d, 0, d);
     lt_matmul(s, s->tmp, s->z, &a->out_w, a->out_b, ad->n_q, d, d);
 }
 
@@ -339,9 +330,9 @@ static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, cons
     float *q = s->qkv, *kv = s->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
     lt_matmul(s, q, in, &a->q_w, a->q_b, n, d, d);
     lt_matmul(s, kv, in, &a->kv_w, a->kv_b, n, d, 2 * d);
-    hook_rows(s, hk->q, l, q, n, d, 0, d);
-    hook_rows(s, hk->k, l, kv, n, 2 * d, 0, d);
-    hook_rows(s, hk->v, l, kv, n, 2 * d, d, d);
+    lt_hook_rows(s, hk->q, l, q, n, d, 0, d);
+    lt_hook_rows(s, hk->k, l, kv, n, 2 * d, 0, d);
+    lt_hook_rows(s, hk->v, l, kv, n, 2 * d, d, d);
     lt_attn_dims ad = {.n_q = n, .n_head = m->n_head, .d_head = m->d_head, .q_stride = d, .out_stride = d,
                        .scale = 1.0f / sqrtf((float)m->d_head)};
     if (kc) { /* decoder: append to the cache, attend causally over everything so far */
@@ -368,9 +359,9 @@ static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks
     const int32_t d = m->d_model, dm = m->d_mlp;
     const float *in = sublayer_in(s, ln, hk, l, n);
     lt_matmul(s, s->h, in, &f->fc_w, f->fc_b, n, d, dm);
-    hook_rows(s, hk->pre, l, s->h, n, dm, 0, dm);
+    lt_hook_rows(s, hk->pre, l, s->h, n, dm, 0, dm);
     activate(m, s->h, (int64_t)n * dm);
-    hook_rows(s, hk->post, l, s->h, n, dm, 0, dm);
+    lt_hook_rows(s, hk->post, l, s->h, n, dm, 0, dm);
     lt_matmul(s, s->tmp, s->h, &f->proj_w, f->proj_b, n, dm, d);
     sublayer_out(s, ln, hk, l, n);
 }
@@ -386,12 +377,12 @@ static void embed(lt_session *s, const float *table, const float *pos, const int
         float *xr = s->x + (size_t)t * d;
         for (int32_t i = 0; i < d; i++) xr[i] = te[i] * m->embed_scale;
     }
-    hook_rows(s, hook_embed, 0, s->x, n, d, 0, d);
+    lt_hook_rows(s, hook_embed, 0, s->x, n, d, 0, d);
     const float *pe = pos + (size_t)p0 * d;
     if (s->n_edits) { /* the position rows are the model's: edit a copy */
         memcpy(s->tmp, pe, nd * sizeof(float));
         pe = s->tmp;
-        hook_rows(s, hook_pos, 0, s->tmp, n, d, 0, d);
+        lt_hook_rows(s, hook_pos, 0, s->tmp, n, d, 0, d);
     } else {
         lt_capture_rows(s, hook_pos, 0, pe, n, d, 0, d);
     }
@@ -404,14 +395,14 @@ static void encode(lt_session *s, int32_t n) {
     embed(s, m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
     for (int32_t l = 0; l < m->n_enc_layer; l++) {
         const lt_enc_layer *y = &m->enc[l];
-        hook_rows(s, LT_T_ENC_RESID_PRE, l, s->x, n, d, 0, d);
+        lt_hook_rows(s, LT_T_ENC_RESID_PRE, l, s->x, n, d, 0, d);
         self_attention(s, &y->attn, &y->ln1, &ENC_ATTN, l, n, NULL, NULL, 0, false);
         ffn(s, &y->ffn, &y->ln2, &ENC_FFN, l, n);
     }
     if (m->final_norm) {
         lt_capture_ln_scale(s, LT_T_ENC_LN_FINAL_SCALE, 0, s->x, n, d);
         lt_k_layernorm(s->x, s->x, m->enc_norm.w, m->enc_norm.b, n, d, m->ln_eps);
-        hook_rows(s, LT_T_ENC_LN_FINAL, 0, s->x, n, d, 0, d);
+        lt_hook_rows(s, LT_T_ENC_LN_FINAL, 0, s->x, n, d, 0, d);
     }
     /* the memory: every decoder layer's cross-attention keys and values, computed once */
     for (int32_t l = 0; l < m->n_layer; l++) {
@@ -423,8 +414,8 @@ static void encode(lt_session *s, int32_t n) {
             memcpy(kc + (size_t)t * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
             memcpy(vc + (size_t)t * d, kv + (size_t)t * 2 * d + d, (size_t)d * sizeof(float));
         }
-        hook_rows(s, LT_T_CROSS_K, l, kc, n, d, 0, d);
-        hook_rows(s, LT_T_CROSS_V, l, vc, n, d, 0, d);
+        lt_hook_rows(s, LT_T_CROSS_K, l, kc, n, d, 0, d);
+        lt_hook_rows(s, LT_T_CROSS_V, l, vc, n, d, 0, d);
     }
 }
 
@@ -440,12 +431,12 @@ static void decode(lt_session *s, const int32_t *ids, int32_t n) {
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_dec_layer *y = &m->dec[l];
         const size_t at = (size_t)l * m->n_ctx * d;
-        hook_rows(s, LT_T_DEC_RESID_PRE, l, s->x, n, d, 0, d);
+        lt_hook_rows(s, LT_T_DEC_RESID_PRE, l, s->x, n, d, 0, d);
         self_attention(s, &y->attn, &y->ln1, &DEC_ATTN, l, n, s->k_cache + at, s->v_cache + at, p0, true);
         /* cross-attention: queries from the decoder, keys and values from the encoder output */
         const float *in = sublayer_in(s, &y->ln2, &CROSS_ATTN, l, n);
         lt_matmul(s, s->qkv, in, &y->cross.q_w, y->cross.q_b, n, d, d);
-        hook_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
+        lt_hook_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
         attend(s, &y->cross, &CROSS_ATTN, l, s->qkv, s->cross_k + at, s->cross_v + at, &cross);
         sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
         ffn(s, &y->ffn, &y->ln3, &DEC_FFN, l, n);
