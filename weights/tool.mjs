@@ -104,6 +104,16 @@ const CARDS = {
       return `Type a sentence and watch the next-word probabilities change word by word. Measured on the first sentence of Pride and Prejudice, the head that looks most at the previous token is layer ${a.layer}, head ${a.head} (mean weight ${fmt(a.score)} on it), then layer ${b.layer}, head ${b.head} (${fmt(b.score)}): select them in the grid to see their diagonal one below the main one.`;
     },
   },
+  'austen-llama': {
+    title: 'austen-llama: austen\'s twin in the Llama architecture (rotary positions)',
+    data: 'The same as [austen](../austen/README.md)\'s: Jane Austen\'s six novels (Sense and Sensibility, Pride and Prejudice, Mansfield Park, Emma, Northanger Abbey, Persuasion), public domain, read from the R data files of Debian\'s `r-cran-janeaustenr` package (MIT) without R. Line breaks within paragraphs are joined; the last 5% of each novel\'s paragraphs are held out and never trained on.',
+    tokenizer: (folder) => {
+      const merges = readFileSync(join(folder, 'merges.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#version')).length;
+      return `austen's byte-level BPE, its vocab.json and merges.txt copied unchanged (256 byte tokens, ${merges} merges and \`<|endoftext|>\`, which config.json names as BOS and EOS; nothing adds it to a prompt): every text has the same token ids in both models, so their losses compare token for token.`;
+    },
+    prompts: [['It is a truth universally acknowledged, that', 0.8], ['"My dear Elizabeth," said', 0.8], ['Emma was', 1.0]],
+    look: (loaded) => `${CARDS.austen.look(loaded)} Do the same with austen: the two models read the same tokens, so their heads can be set side by side; here a head finds the previous token through the rotation of queries and keys alone, with no position vector added to the residual stream.`,
+  },
   poetry: {
     title: 'poetry: a character-level GPT trained on Tang poems',
     data: 'The Tang poems (全唐诗) of the npm package `chinese-poetry` (MIT), converted from traditional to simplified characters with Debian\'s `opencc`; poems holding placeholder characters (□ and brackets for unreadable characters) are dropped. 5% of the poems, chosen at random, are held out.',
@@ -125,6 +135,20 @@ const CARDS = {
   },
 };
 
+/** The architecture paragraph of a Llama-style card: what differs from austen, and how the two
+ * compare when austen's folder sits beside this one (same data, tokenizer, batches and budget). */
+function llamaArchitecture(m, size, folder) {
+  const c = m.config;
+  let text = `Llama architecture (Hugging Face \`LlamaForCausalLM\`, \`model_type\` "llama"): ${c.n_layer} layers, ${c.n_head} heads (${c.n_kv_head} key-value heads: no grouping), d_model ${c.n_embd}, context ${c.ctx}, vocabulary ${m.n_vocab}; ${m.n_params.toLocaleString('en')} parameters, stored as F16 (model.safetensors, ${(size / 1e6).toFixed(2)} MB). What differs from austen's GPT-2: RMSNorm (ε ${c.rms_eps}) instead of LayerNorm before each sublayer and at the end; no learned position embeddings: rotary embeddings turn each query and key by angles proportional to its position (θ ${c.rope_theta}, Hugging Face's half-split rotation), so attention scores depend on relative position; a SwiGLU MLP (down(SiLU(gate(x)) · up(x)), ${c.d_mlp} wide, three matrices, the width whose parameter count is nearest austen's) instead of GELU 4x wide; no biases. Embeddings are tied, as in austen.`;
+  const other = join(folder, '..', 'austen', 'metrics.json');
+  if (existsSync(other)) {
+    const a = JSON.parse(readFileSync(other, 'utf8'));
+    const d = m.val_loss - a.val_loss;
+    text += `\n\nAgainst [austen](../austen/README.md) (${a.n_params.toLocaleString('en')} parameters, the same batches in the same order): validation loss ${fmt(m.val_loss)} here, ${fmt(a.val_loss)} there (${d < 0 ? '' : '+'}${fmt(d)} nats per token; ${fmt(m.bits_per_byte)} and ${fmt(a.bits_per_byte)} bits per byte). Both metrics.json files hold their loss curves at the same steps.`;
+  }
+  return text;
+}
+
 function card(folder) {
   const name = basename(folder);
   const m = JSON.parse(readFileSync(join(folder, 'metrics.json'), 'utf8'));
@@ -140,7 +164,7 @@ function card(folder) {
       (m.poems ? ` Poems: ${m.poems} kept (${m.dropped} dropped), ${m.val_poems} held out; unknown characters in the held-out text: ${(100 * m.unk_rate).toFixed(2)}%.` : ''), '',
     '## Tokenizer', '', typeof spec.tokenizer === 'function' ? spec.tokenizer(folder) : spec.tokenizer, '',
     '## Architecture', '',
-    `GPT-2 architecture (pre-LayerNorm, learned positions, tied embeddings${c.mlp ? ', GELU MLP 4x wide' : ''}): ${c.n_layer} layers, ${c.n_head} heads, d_model ${c.n_embd}, context ${c.ctx}, vocabulary ${m.n_vocab}; ${m.n_params.toLocaleString('en')} parameters, stored as F16 (model.safetensors, ${(size / 1e6).toFixed(2)} MB).` +
+    c.arch === 'llama' ? llamaArchitecture(m, size, folder) : `GPT-2 architecture (pre-LayerNorm, learned positions, tied embeddings${c.mlp ? ', GELU MLP 4x wide' : ''}): ${c.n_layer} layers, ${c.n_head} heads, d_model ${c.n_embd}, context ${c.ctx}, vocabulary ${m.n_vocab}; ${m.n_params.toLocaleString('en')} parameters, stored as F16 (model.safetensors, ${(size / 1e6).toFixed(2)} MB).` +
       (c.mlp ? '' : ' The model has no MLP: the file carries an MLP of width 1 whose weights are all zero, so that it loads as a GPT-2 checkpoint; it adds exactly nothing to the residual stream.'), '',
     '## Training', '',
     `${c.steps} steps of batch ${c.batch} x ${c.ctx} tokens, AdamW (peak learning rate ${c.lr}, ${c.warmup} warm-up steps, cosine decay to a tenth, weight decay 0.1), dropout ${c.dropout}. Took ${fmt(m.minutes, 1)} minutes on ${m.machine}.`, '',
@@ -152,7 +176,7 @@ function card(folder) {
   ];
   for (const [i, [prompt, temperature]] of spec.prompts.entries()) {
     const seed = 100 + i;
-    const text = generate(loaded, prompt, { n: name === 'austen' ? 80 : 64, temperature, topK: 40, seed });
+    const text = generate(loaded, prompt, { n: name.startsWith('austen') ? 80 : 64, temperature, topK: 40, seed });
     lines.push(`- temperature ${temperature}, seed ${seed}, prompt \`${prompt}\`:`, '', '  > ' + (prompt + text).replace(/\n/g, '\n  > '), '');
   }
   if (name === 'induction') {
