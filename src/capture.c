@@ -3,6 +3,7 @@
  * every position. The session sizes every buffer before a pass (session.c); the families write
  * here and never call into the session. */
 #include "engine.h"
+#include "kernels/kernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,6 +47,27 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
 void lt_defer_logits(lt_session *s, const float *x, int32_t rows) {
     memcpy(s->final_rows, x, (size_t)rows * (size_t)s->model->d_model * sizeof(float));
     s->logits_pending = rows;
+}
+
+void lt_output_tail(lt_session *s, float *out, const float *x, int32_t n, const lt_tail *t) {
+    const lt_model *m = s->model;
+    const int32_t d = m->d_model;
+    /* the final norm runs on every row only when those rows are captured; the logits of every
+     * row wait until they are read (lt_defer_logits): here only the last row's */
+    const bool all_rows = lt_capture(s, t->hook_logits, 0) || (t->w && lt_capture(s, t->hook_normalized, 0));
+    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
+    float *xf = out + (size_t)first * d;
+    if (t->w) {
+        lt_capture_ln_scale(s, t->hook_scale, 0, x, n, d);
+        if (m->rms_norm) lt_k_rmsnorm(xf, x + (size_t)first * d, t->w, rows, d, m->ln_eps);
+        else lt_k_layernorm(xf, x + (size_t)first * d, t->w, t->b, rows, d, m->ln_eps);
+        if (s->n_edits) lt_edit_rows_at(s, t->hook_normalized, 0, xf, rows, d, 0, s->n_past + first);
+        lt_capture_rows(s, t->hook_normalized, 0, out, n, d, 0, d);
+    } else if (out != x) {
+        memcpy(xf, x + (size_t)first * d, (size_t)rows * d * sizeof(float));
+    }
+    if (lt_capture(s, t->hook_logits, 0)) lt_defer_logits(s, xf, rows);
+    m->ops->unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
 }
 
 void lt_hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,

@@ -325,18 +325,9 @@ static int32_t missing(const char *what, const char *needs) {
 #define LENS_NEEDS "blocks.*.hook_resid_pre, blocks.*.hook_resid_post"
 #define ATTRIBUTION_NEEDS "blocks.*.attn.hook_z, blocks.*.hook_mlp_out"
 
-/* The decoder-only families the lens and attribution know (their final norm and output
- * projection): GPT-2 and GPT-NeoX (LayerNorm: centred) and Llama-style (RMSNorm: not centred, no
- * bias). */
-static bool lens_family(const lt_model *m) {
-    return m->family == LT_FAMILY_GPT2 || m->family == LT_FAMILY_LLAMA || m->family == LT_FAMILY_NEOX;
-}
-
-static const lt_mat *attn_out_w(const lt_model *m, int32_t l) {
-    return m->family == LT_FAMILY_LLAMA  ? &m->llama[l].o_w
-           : m->family == LT_FAMILY_NEOX ? &m->neox[l].dense_w
-                                         : &m->layers[l].attn_proj_w;
-}
+/* The lens and attribution read the family's final norm (LayerNorm: centred; RMSNorm: not
+ * centred, no bias) and output projections; families without attn_out (encoder-decoder) have none. */
+static bool lens_family(const lt_model *m) { return m->ops->attn_out != NULL; }
 
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
@@ -392,12 +383,13 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
         snprintf(name, sizeof name, "blocks.%d.hook_mlp_out", (int)l);
         const float *mlp = captured_row(s, name, row, d);
         if (!z || !mlp) return missing("logit attribution", ATTRIBUTION_NEEDS);
+        const lt_mat *w_o = m->ops->attn_out(m, l);
         for (int32_t h = 0; h <= H; h++) { /* each head's z_h W_O[h], then the MLP's output */
             if (h < H)
                 for (int32_t j = 0; j < d; j++) {
                     double acc = 0;
                     for (int32_t e = 0; e < dh; e++)
-                        acc += (double)z[h * dh + e] * lt_mat_at(attn_out_w(m, l), (size_t)d, (size_t)(h * dh + e), (size_t)j);
+                        acc += (double)z[h * dh + e] * lt_mat_at(w_o, (size_t)d, (size_t)(h * dh + e), (size_t)j);
                     c[j] = (float)acc;
                 }
             else

@@ -1,5 +1,6 @@
 /* The model, session and hook structures shared by the engine's source files. Model-family code
- * (gpt2.c, transformer.c) fills a model and runs passes; session.c owns the KV caches, the token
+ * (gpt2.c, transformer.c, llama.c, neox.c) fills a model, runs passes and names its weights, all
+ * behind one lt_family_ops table chosen at load (model.c); session.c owns the KV caches, the token
  * history and the captured tensors; hooks.c names every tensor; sample.c turns logits into
  * tokens; loader.c reads weights for every family. */
 #ifndef LT_ENGINE_H
@@ -92,7 +93,6 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 
 /* ---------------------------------------------------------------- models */
 
-typedef enum { LT_FAMILY_GPT2, LT_FAMILY_TRANSFORMER, LT_FAMILY_LLAMA, LT_FAMILY_NEOX } lt_family;
 typedef struct lt_family_ops lt_family_ops; /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
@@ -203,10 +203,11 @@ int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *ou
 int32_t lt_cfg_eps(const lt_json *cfg, const char *key, float *out);
 /* A tensor stored as [rows, cols] (cols 0: [rows]), converted to f32 into the arena. */
 int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float **out);
-/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], as the [in_dim, n_rows]
- * matrix that multiplies inputs, packed into column panels (for lt_k_matmul_packed). */
-int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
-                       size_t n_rows, float **out);
+/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim] as lt_take_mat keeps a
+ * matrix: 8 bits when L->q8 (and in_dim allows), else packed 16-bit (L->keep16 and a 16-bit
+ * file) or packed f32, for lt_matmul. */
+int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0, size_t n_rows,
+                           lt_mat *out);
 /* A matrix stored as [rows, cols]: quantized to 8 bits when L->q8 (and its input width is a
  * multiple of LT_Q8_BLOCK), else kept in 16 bits when the file has it so and L->keep16, else
  * converted to f32. `pack`: a Conv1D weight [d_in, d_out], packed into column panels (for
@@ -233,7 +234,6 @@ float *lt_loader_alloc(lt_loader *L, size_t n);
 
 struct lt_model {
     const lt_family_ops *ops;
-    lt_family family;
     /* n_layer: GPT blocks, or decoder layers; d_mlp: the FFN width; n_ctx: the maximum length
      * (of the source and of the target for encoder-decoder models); n_vocab: output tokens */
     int32_t n_layer, n_head, d_model, d_head, d_mlp, n_vocab, n_ctx;
@@ -255,6 +255,9 @@ struct lt_model {
     bool rms_norm;          /* norms are RMSNorm: hook_scale is sqrt(mean(x^2) + eps) */
     int32_t h_width;        /* floats per row of the hidden-layer scratch: d_mlp, or 2 d_mlp when gated */
     float rope_theta;
+    const char *rope_type;  /* the rotary scaling: NULL (none) or "llama3" (llama.c) */
+    double rope_factor, rope_low_freq, rope_high_freq; /* its factor, low_freq_factor, high_freq_factor */
+    double rope_orig_ctx;   /* its original_max_position_embeddings */
     float *rope_cos, *rope_sin; /* (n_ctx, d_head / 2) the rotary angles' cosines and sines */
     lt_llama_layer *llama;  /* (n_layer) */
 
@@ -268,8 +271,8 @@ struct lt_model {
     int32_t n_enc_layer, n_src_vocab, pad_id, bos_id, eos_id; /* ids: -1 when not configured */
     bool pre_ln, final_norm, sinusoidal, shared_embed;
     float embed_scale;      /* sqrt(d_model) or 1 */
-    float *src_embed;       /* (n_src_vocab, d_model) */
-    float *tgt_embed;       /* (n_vocab, d_model): src_embed when shared */
+    lt_mat src_embed;       /* (n_src_vocab, d_model) */
+    lt_mat tgt_embed;       /* (n_vocab, d_model): src_embed when shared */
     float *src_pos, *tgt_pos; /* (n_ctx, d_model): one sinusoid table, or two learned ones */
     lt_mat unembed;         /* (n_vocab, d_model): tgt_embed when tied, else generator.weight */
     float *unembed_b;       /* (n_vocab) or NULL */
@@ -303,6 +306,59 @@ float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j);
 /* Every name lt_model_tensor knows, appended to b as a JSON array (weights.c). */
 void lt_weights_list(const lt_model *m, lt_buf *b);
 
+/* ---------------------------------------------------------------- weights by name (weights.c)
+ * A family names its weights as TransformerLens does by saying where each one lies in the model's
+ * memory (its weight entry); weights.c reads the values out in TransformerLens's layout. */
+
+/* How a weight's elements come from a matrix W taking d_in inputs to its outputs. */
+typedef enum {
+    LT_WV_DIRECT,    /* the values as they lie in memory (a vector or a row-major table) */
+    LT_WV_ZEROS,     /* a bias the model does not have */
+    LT_WV_IN_OUT,    /* [d_in, n]: t[i][j] = W(i, col0 + j) */
+    LT_WV_OUT_IN,    /* [n, d_in]: t[j][i] = W(i, col0 + j) (an embedding) */
+    LT_WV_HEADS_IN,  /* [heads, d_in, d_head]: t[h][i][e] = W(i, col0 + (h / group) hstride + e) */
+    LT_WV_HEAD_BIAS, /* [heads, d_head]: t[h][e] = direct[(h / group) hstride + e], or 0 without direct */
+    LT_WV_HEADS_OUT, /* [n_heads, d_head, d_out]: t[h][e][j] = W(h d_head + e, j) */
+} lt_wv_layout;
+
+typedef struct lt_wview {
+    lt_wv_layout lay;
+    const float *direct;
+    lt_mat mat;          /* W, for the matrix layouts */
+    size_t d_in, col0;
+    int32_t ndim, shape[3];
+    int32_t group;       /* LT_WV_HEADS_IN, LT_WV_HEAD_BIAS: heads sharing one stored head (0 or 1: none) */
+    size_t hstride;      /* columns from one stored head to the next (0: d_head; NeoX's fused qkv: 3 d_head) */
+} lt_wview;
+
+lt_wview lt_wv_vec(const float *p, int32_t n);
+lt_wview lt_wv_table(const float *p, int32_t rows, int32_t cols);
+lt_wview lt_wv_zeros(int32_t n);
+lt_wview lt_wv_in_out(lt_mat a, int32_t d_in, int32_t n);
+lt_wview lt_wv_out_in(lt_mat a, int32_t d_in, int32_t n);
+/* [heads, d_model, d_head] from the columns of a (d_model inputs) from col0 on: head h reads stored
+ * head h / group, hstride columns apart */
+lt_wview lt_wv_heads(const lt_model *m, lt_mat a, size_t col0, int32_t heads, int32_t group, size_t hstride);
+/* [heads, d_head] from a bias (NULL: zeros) laid out as lt_wv_heads' columns */
+lt_wview lt_wv_head_bias(const lt_model *m, const float *p, int32_t heads, int32_t group, size_t hstride);
+/* W_O [n_heads, d_head, d_model] from a matrix of n_head * d_head inputs */
+lt_wview lt_wv_heads_out(const lt_model *m, lt_mat a);
+/* The names after "attn." (W_Q ... b_O) of an attention whose W_Q is q_w's first d_model outputs
+ * and W_K, W_V kv_w's from k0 and v0 on; "mlp." (W_in ... b_out); "<which>.w" and ".b". */
+bool lt_wv_attn(const lt_model *m, const char *rest, lt_mat q_w, lt_mat kv_w, size_t k0, size_t v0, const float *q_b,
+                const float *k_b, const float *v_b, lt_mat out_w, const float *out_b, lt_wview *v);
+bool lt_wv_mlp(const lt_model *m, const char *rest, lt_mat w_in, const float *b_in, lt_mat w_out, const float *b_out,
+               lt_wview *v);
+bool lt_wv_ln(const lt_model *m, const char *rest, const char *which, const float *w, const float *b, lt_wview *v);
+/* "blocks.{l}." at the start of name, with l a layer below n in plain decimal; rest after it. */
+bool lt_wv_block(const char *name, int32_t n, int32_t *l, const char **rest);
+/* Append one name (printf-style) to a JSON array being written into b. */
+void lt_wv_name(lt_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* A model family, chosen once at load by config.json's model_type (model.c's table): how to
  * read its checkpoint, describe it, and run it. The session calls these and nothing else of the
  * family; the family computes with the shared pieces (ops.c, kernels) and writes its hooks. */
@@ -323,6 +379,14 @@ struct lt_family_ops {
     void (*encode)(lt_session *s, int32_t n);
     /* out[rows, n_vocab] = the logits of final-norm rows x[rows, d_model] */
     void (*unembed)(lt_session *s, float *out, const float *x, int32_t rows);
+    /* Where the weight TransformerLens calls `name` lies (lt_model_tensor); false if the model has none. */
+    bool (*weight)(const lt_model *m, const char *name, lt_wview *v);
+    /* Every name `weight` knows, each through lt_wv_name. */
+    void (*weight_names)(const lt_model *m, lt_buf *b);
+    /* Layer l's attention output projection W_O (n_head * d_head inputs), which logit attribution
+     * reads; NULL in families the logit lens does not cover (encoder-decoder). The lens reads the
+     * rest from the model: ln_f_w, ln_f_b, rms_norm, lm_head. */
+    const lt_mat *(*attn_out)(const lt_model *m, int32_t layer);
 };
 
 extern const lt_family_ops lt_gpt2_ops;
@@ -404,6 +468,16 @@ struct lt_session {
     lt_buf list_json;
 };
 
+/* x = act(x) over n values: the activation config.json chose (shared by every family but the
+ * gated Llama-style MLP, which multiplies SiLU(gate) by up in one kernel). */
+static inline void lt_activate(lt_act act, float *x, int64_t n) {
+    switch (act) {
+    case LT_ACT_GELU_TANH: lt_k_gelu_tanh(x, n); break;
+    case LT_ACT_GELU_ERF: lt_k_gelu_erf(x, n); break;
+    case LT_ACT_RELU: lt_k_relu(x, n); break;
+    }
+}
+
 /* The widest activation row, max(d_model, d_mlp): the size of the per-part matmul scratch
  * (panel, q8_x, q8_s), allocated by the session and split between parts by the families. */
 static inline size_t lt_widest_row(const lt_model *m) {
@@ -462,5 +536,16 @@ void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *sr
 
 /* A pass capturing "logits" hands its final-norm rows over for lt_session_tensor to unembed. */
 void lt_defer_logits(lt_session *s, const float *x, int32_t rows);
+
+/* The final norm a pass ends with and the hooks of the output tail. */
+typedef struct lt_tail {
+    const float *w, *b; /* (d_model) the final norm's weight (NULL: no final norm) and bias (NULL: none) */
+    int32_t hook_scale, hook_normalized, hook_logits; /* ln_final.hook_scale, ln_final.hook_normalized, logits */
+} lt_tail;
+/* The output tail every family shares (capture.c): the final norm of the pass's n rows x[n, d_model]
+ * (the model's kind: LayerNorm, or RMSNorm when m->rms_norm) into out[n, d_model] (may be x), its
+ * hooks, the rows kept for "logits" when captured, and s->logits of the last row (the family's
+ * unembed). Only the last row is normalised unless the normalised rows or the logits are captured. */
+void lt_output_tail(lt_session *s, float *out, const float *x, int32_t n, const lt_tail *t);
 
 #endif

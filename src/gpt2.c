@@ -119,7 +119,6 @@ static int32_t take_all(lt_model *m, lt_loader *L, const void *unused) {
 
 static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                      const lt_model_params *params) {
-    m->family = LT_FAMILY_GPT2;
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
     if (!m->tied && !lt_st_find(st, "lm_head.weight"))
@@ -162,14 +161,6 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
     m->max_layers = m->n_layer;
     for (int32_t h = 0; h < m->n_hooks; h++) m->hook_present[h] = true;
     return LT_OK;
-}
-
-static void activate(const lt_model *m, float *x, int64_t n) {
-    switch (m->act) {
-    case LT_ACT_GELU_TANH: lt_k_gelu_tanh(x, n); break;
-    case LT_ACT_GELU_ERF: lt_k_gelu_erf(x, n); break;
-    case LT_ACT_RELU: lt_k_relu(x, n); break;
-    }
 }
 
 /* out[n, d_out] = in @ w + bias, whatever w is stored as (ops.c) */
@@ -245,7 +236,7 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_hook_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
         matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
         lt_hook_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
-        activate(m, h, (int64_t)n * m->d_mlp);
+        lt_activate(m->act, h, (int64_t)n * m->d_mlp);
         lt_hook_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
         matmul(s, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
         lt_hook_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
@@ -253,17 +244,8 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_hook_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
     }
 
-    /* the final norm runs on every row only when those rows are captured; the logits of every
-     * row wait until they are read (lt_defer_logits): here only the last row's */
-    const bool all_rows = lt_capture(s, LT_H_LOGITS, 0) || lt_capture(s, LT_H_LN_FINAL, 0);
-    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
-    float *xf = xn + (size_t)first * d;
-    lt_capture_ln_scale(s, LT_H_LN_FINAL_SCALE, 0, x, n, d);
-    lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
-    if (s->n_edits) lt_edit_rows_at(s, LT_H_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
-    lt_capture_rows(s, LT_H_LN_FINAL, 0, xn, n, d, 0, d);
-    if (lt_capture(s, LT_H_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
+    const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_H_LN_FINAL_SCALE, LT_H_LN_FINAL, LT_H_LOGITS};
+    lt_output_tail(s, xn, x, n, &tail);
 }
 
 /* How the weight matrices sit in memory: "F32", "F16", "BF16", "INT8" or "mixed". */
@@ -295,6 +277,55 @@ static void describe(const lt_model *m, lt_buf *b) {
                   m->n_params, m->weight_bytes, in_memory(m));
 }
 
+/* ---------------------------------------------------------------- weights by TransformerLens name */
+
+static bool weight(const lt_model *m, const char *name, lt_wview *v) {
+    const size_t d = (size_t)m->d_model;
+    int32_t l;
+    const char *rest;
+    if (!strcmp(name, "W_E")) *v = lt_wv_out_in(m->wte, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "W_pos")) *v = lt_wv_table(m->wpe, m->n_ctx, m->d_model);
+    else if (!strcmp(name, "W_U")) *v = lt_wv_in_out(m->lm_head, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "b_U")) *v = lt_wv_zeros(m->n_vocab);
+    else if (lt_wv_ln(m, name, "ln_final", m->ln_f_w, m->ln_f_b, v)) return true;
+    else if (lt_wv_block(name, m->n_layer, &l, &rest)) {
+        const lt_gpt2_layer *y = &m->layers[l];
+        if (lt_wv_ln(m, rest, "ln1", y->ln1_w, y->ln1_b, v) || lt_wv_ln(m, rest, "ln2", y->ln2_w, y->ln2_b, v))
+            return true;
+        if (!strncmp(rest, "attn.", 5)) /* c_attn: q | k | v along its outputs */
+            return lt_wv_attn(m, rest + 5, y->qkv_w, y->qkv_w, d, 2 * d, y->qkv_b, y->qkv_b + d, y->qkv_b + 2 * d,
+                              y->attn_proj_w, y->attn_proj_b, v);
+        if (!strncmp(rest, "mlp.", 4))
+            return lt_wv_mlp(m, rest + 4, y->fc_w, y->fc_b, y->mlp_proj_w, y->mlp_proj_b, v);
+        return false;
+    } else return false;
+    return true;
+}
+
+static const char *const ATTN_NAMES[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
+static const char *const MLP_NAMES[] = {"W_in", "b_in", "W_out", "b_out"};
+
+static void weight_names(const lt_model *m, lt_buf *b) {
+    lt_wv_name(b, "W_E");
+    lt_wv_name(b, "W_pos");
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        for (int k = 1; k <= 2; k++) {
+            lt_wv_name(b, "blocks.%d.ln%d.w", (int)l, k);
+            lt_wv_name(b, "blocks.%d.ln%d.b", (int)l, k);
+        }
+        for (size_t i = 0; i < sizeof ATTN_NAMES / sizeof ATTN_NAMES[0]; i++)
+            lt_wv_name(b, "blocks.%d.attn.%s", (int)l, ATTN_NAMES[i]);
+        for (size_t i = 0; i < sizeof MLP_NAMES / sizeof MLP_NAMES[0]; i++)
+            lt_wv_name(b, "blocks.%d.mlp.%s", (int)l, MLP_NAMES[i]);
+    }
+    lt_wv_name(b, "ln_final.w");
+    lt_wv_name(b, "ln_final.b");
+    lt_wv_name(b, "W_U");
+    lt_wv_name(b, "b_U");
+}
+
+static const lt_mat *attn_out(const lt_model *m, int32_t l) { return &m->layers[l].attn_proj_w; }
+
 const lt_family_ops lt_gpt2_ops = {
     .model_type = "gpt2",
     .config_keys = "n_layer? tie_word_embeddings?",
@@ -303,4 +334,7 @@ const lt_family_ops lt_gpt2_ops = {
     .forward = forward,
     .encode = NULL,
     .unembed = unembed,
+    .weight = weight,
+    .weight_names = weight_names,
+    .attn_out = attn_out,
 };

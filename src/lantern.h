@@ -83,13 +83,14 @@ int32_t lt_last_error_code(void);
 typedef struct lt_model lt_model;
 
 /* How weights are held in memory; the results are the same bit for bit whichever is chosen.
- * LT_PRECISION_STORED: the weight matrices of GPT-2-family models stay in 16 bits when the file
+ * LT_PRECISION_STORED: the weight matrices (of every family) stay in 16 bits when the file
  * stores them in F16 or BF16 (half the memory, half the bytes to read per generated token; every
  * product is computed in f32 on the exactly widened weights); everything else is f32.
  * LT_PRECISION_F32: every weight widened to f32 at load (faster for small models, whose
  * weights fit in the CPU's caches and for which widening costs more than it saves).
- * LT_PRECISION_AUTO (the default): STORED when the widened weights would pass 64 MB, else F32.
- * LT_PRECISION_INT8 is the exception to "the same results": GPT-2 weight matrices (and the
+ * LT_PRECISION_AUTO (the default): STORED when the widened weights would pass 64 MB, else F32
+ * (encoder-decoder models: F32).
+ * LT_PRECISION_INT8 is the exception to "the same results": the weight matrices (and the
  * embedding) quantized at load to 8 bits in blocks of 32 with a scale each, multiplied with
  * inputs quantized to 16 bits per block: a quarter of the f32 bytes, with a small error (matrices
  * whose input width is not a multiple of 32 stay f32). */
@@ -133,15 +134,17 @@ int32_t lt_model_n_vocab(const lt_model *model);
 int32_t lt_model_n_ctx(const lt_model *model);
 int32_t lt_model_n_layer(const lt_model *model);
 
-/* A JSON object describing the model: family ("gpt2" or "transformer"), n_layer, n_head,
+/* A JSON object describing the model: family (config.json's model_type: "gpt2", "llama",
+ * "qwen2", "mistral", "gpt_neox" or "transformer"), n_layer, n_head,
  * d_model, d_head, d_mlp, n_vocab, n_ctx, act_fn, ln_eps, weights_dtype, tied_embeddings,
  * n_params, weight_bytes (the weights' bytes in engine memory), weights_in_memory ("F32", "F16",
  * "BF16" or "mixed"), model_tensors (the names lt_model_tensor knows), warnings (what loading let
  * pass: the unused tensors allow_unused ignored); encoder-decoder models add
  * n_encoder_layers, n_decoder_layers (= n_layer), n_src_vocab, norm ("post" or "pre"),
  * final_norm, positions, shared_embeddings, embed_scale and pad/bos/eos_token_id (-1 if none).
- * n_vocab is the target vocabulary, n_ctx the maximum source and target length. Owned by the
- * model. */
+ * n_vocab is the target vocabulary, n_ctx the maximum source and target length. Llama-style and
+ * GPT-NeoX models add n_kv_head, norm, rope_theta (and rope_scaling when scaled; GPT-NeoX:
+ * rotary_dim, parallel_attn_mlp). Owned by the model. */
 const char *lt_model_describe(const lt_model *model);
 
 /* A weight of the model, by its TransformerLens name and in TransformerLens's shape, as f32
@@ -154,7 +157,8 @@ const char *lt_model_describe(const lt_model *model);
  * output bias). Encoder-decoder models name theirs under "encoder." and "decoder." (W_E, W_pos
  * (the sinusoidal or learned positional encodings), blocks, ln_final when final_norm), with
  * cross-attention as decoder.blocks.{l}.cross_attn.* and norm1/2/3 as ln1/ln2/ln3, and W_U, b_U
- * at the top. model_tensors in the description lists every name. The data is valid until the
+ * at the top. Llama-style and GPT-NeoX models name theirs as TransformerLens's conversions do
+ * (README.md). model_tensors in the description lists every name. The data is valid until the
  * next lt_model_tensor call on this model (some tensors point into the model itself).
  * Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no such tensor) or LT_ERR_OUT_OF_MEMORY. */
 int32_t lt_model_tensor(const lt_model *model, const char *name, const float **data,

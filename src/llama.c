@@ -36,6 +36,68 @@ static int32_t refuse_if_set(const lt_json *cfg, const char *key, const char *wh
     return lt_fail(LT_ERR_UNSUPPORTED, "config.json: \"%s\" is set: %s", key, why);
 }
 
+/* A number in (0, hi] at `key` of the rope scaling object `obj` (named `what` in messages). */
+static int32_t rope_number(const lt_json *obj, const char *what, const char *key, double hi, double *out) {
+    const lt_json *v = lt_json_get(obj, key);
+    if (!v || v->type != LT_JSON_NUMBER || !isfinite(v->number) || !(v->number > 0) || v->number > hi)
+        return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" of \"%s\" must be a number in (0, %g]", key, what, hi);
+    *out = v->number;
+    return LT_OK;
+}
+
+/* The rotary scaling: "rope_scaling" ({"rope_type": "llama3", "factor", "low_freq_factor",
+ * "high_freq_factor", "original_max_position_embeddings"}, as Llama 3.1 and 3.2 ship), or newer
+ * configs' "rope_parameters" (which also holds rope_theta). Absent, null or "default": none. Any
+ * other type is refused rather than run wrong. */
+static int32_t parse_rope_scaling(lt_model *m, const lt_json *cfg) {
+    const char *what = "rope_scaling";
+    const lt_json *v = lt_json_get(cfg, what);
+    if (!v || v->type == LT_JSON_NULL) v = lt_json_get(cfg, what = "rope_parameters");
+    m->rope_factor = 1;
+    if (!v || v->type == LT_JSON_NULL || (v->type == LT_JSON_BOOL && !v->boolean)) return LT_OK;
+    if (v->type != LT_JSON_OBJECT) return lt_fail(LT_ERR_FORMAT, "config.json: \"%s\" must be an object", what);
+    const lt_json *t = lt_json_get(v, "rope_type");
+    if (!t || t->type == LT_JSON_NULL) t = lt_json_get(v, "type"); /* older configs' name */
+    const char *type = t && t->type == LT_JSON_STRING ? t->string : "default";
+    if (t && t->type != LT_JSON_STRING && t->type != LT_JSON_NULL)
+        return lt_fail(LT_ERR_FORMAT, "config.json: the rope_type of \"%s\" must be a string", what);
+    if (!strcmp(type, "default")) return LT_OK;
+    if (strcmp(type, "llama3"))
+        return lt_fail(LT_ERR_UNSUPPORTED,
+                       "config.json: \"%s\" is set: rope_type \"%.40s\" is not supported (lantern scales rotary "
+                       "embeddings as \"llama3\" only)", what, type);
+    double factor, low, high, orig;
+    int32_t rc;
+    if ((rc = rope_number(v, what, "factor", 1e6, &factor)) || (rc = rope_number(v, what, "low_freq_factor", 1e6, &low)) ||
+        (rc = rope_number(v, what, "high_freq_factor", 1e6, &high)) ||
+        (rc = rope_number(v, what, "original_max_position_embeddings", 1e9, &orig)))
+        return rc;
+    if (!(high > low))
+        return lt_fail(LT_ERR_FORMAT, "config.json: the high_freq_factor (%g) of \"%s\" must exceed its low_freq_factor (%g)",
+                       high, what, low);
+    m->rope_type = "llama3";
+    m->rope_factor = factor;
+    m->rope_low_freq = low;
+    m->rope_high_freq = high;
+    m->rope_orig_ctx = orig;
+    return LT_OK;
+}
+
+/* The inverse frequency of rotary pair i: rope_theta^(-2i / d_head), and under "llama3" scaling
+ * (Hugging Face's _compute_llama3_parameters) divided by the factor for wavelengths longer than
+ * original_max_position_embeddings / low_freq_factor, kept below original / high_freq_factor,
+ * and blended between the two in the band between. */
+static double rope_inv_freq(const lt_model *m, size_t i) {
+    const double inv = 1.0 / pow((double)m->rope_theta, (double)(2 * i) / m->d_head);
+    if (!m->rope_type) return inv;
+    const double factor = m->rope_factor, low = m->rope_low_freq, high = m->rope_high_freq, orig = m->rope_orig_ctx;
+    const double wavelen = 2 * 3.14159265358979323846 / inv;
+    if (wavelen < orig / high) return inv;
+    if (wavelen > orig / low) return inv / factor;
+    const double smooth = (orig / wavelen - low) / (high - low);
+    return (1 - smooth) * inv / factor + smooth * inv;
+}
+
 static int32_t parse_config(lt_model *m, const lt_json *cfg, const char *type, bool *attn_bias, bool *o_bias) {
     int32_t rc, max_pos;
     if ((rc = lt_cfg_int(cfg, "num_hidden_layers", -1, &m->n_layer)) ||
@@ -62,7 +124,11 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg, const char *type, b
                        m->n_kv_head, m->n_head);
     m->n_ctx = max_pos < LLAMA_MAX_CTX ? max_pos : LLAMA_MAX_CTX;
     double eps, theta;
-    if ((rc = cfg_positive(cfg, "rms_norm_eps", 1e-6, &eps)) || (rc = cfg_positive(cfg, "rope_theta", 10000.0, &theta)))
+    const lt_json *rp = lt_json_get(cfg, "rope_parameters"); /* newer configs keep rope_theta there */
+    if ((rc = cfg_positive(cfg, "rms_norm_eps", 1e-6, &eps)) || (rc = cfg_positive(cfg, "rope_theta", 10000.0, &theta)) ||
+        (!lt_json_get(cfg, "rope_theta") && rp && rp->type == LT_JSON_OBJECT &&
+         (rc = cfg_positive(rp, "rope_theta", 10000.0, &theta))) ||
+        (rc = parse_rope_scaling(m, cfg)))
         return rc;
     if (eps > 1) return lt_fail(LT_ERR_FORMAT, "config.json: \"rms_norm_eps\" must be in (0, 1]");
     m->ln_eps = (float)eps;
@@ -73,7 +139,6 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg, const char *type, b
     m->act_name = "silu";
     if ((rc = lt_cfg_bool(cfg, "tie_word_embeddings", false, &m->tied)) ||
         (rc = lt_cfg_bool(cfg, "attention_bias", false, attn_bias)) ||
-        (rc = refuse_if_set(cfg, "rope_scaling", "scaled rotary embeddings (Llama 3.1+, long-context) are not supported yet")) ||
         (rc = refuse_if_set(cfg, "mlp_bias", "MLP biases are not supported")))
         return rc;
     *o_bias = *attn_bias; /* Llama's attention_bias: all four projections */
@@ -135,22 +200,22 @@ static int32_t take_all(lt_model *m, lt_loader *L, const void *ctx) {
         snprintf(name, sizeof name, "model.layers.%d.self_attn.rotary_emb.inv_freq", (int)l);
         if ((rc = lt_loader_known(L, name))) return rc;
     }
-    /* the rotary angles of every position lantern runs: theta^(-2i / d_head) * pos, in double */
+    /* the rotary angles of every position lantern runs: pos * rope_inv_freq(i), in double */
     m->rope_cos = lt_loader_alloc(L, (size_t)m->n_ctx * half);
     m->rope_sin = lt_loader_alloc(L, (size_t)m->n_ctx * half);
     if (m->rope_cos && m->rope_sin)
-        for (int32_t p = 0; p < m->n_ctx; p++)
-            for (size_t i = 0; i < half; i++) {
-                const double inv = 1.0 / pow((double)m->rope_theta, (double)(2 * i) / m->d_head);
+        for (size_t i = 0; i < half; i++) {
+            const double inv = rope_inv_freq(m, i);
+            for (int32_t p = 0; p < m->n_ctx; p++) {
                 m->rope_cos[(size_t)p * half + i] = (float)cos(p * inv);
                 m->rope_sin[(size_t)p * half + i] = (float)sin(p * inv);
             }
+        }
     return m->tied ? lt_loader_same(L, "lm_head.weight", "model.embed_tokens.weight") : LT_OK;
 }
 
 static int32_t load_as(lt_model *m, const lt_json *cfg, const lt_st_file *st, const lt_model_params *params,
                        const char *type) {
-    m->family = LT_FAMILY_LLAMA;
     bool attn_bias = false, o_bias = false;
     int32_t rc = parse_config(m, cfg, type, &attn_bias, &o_bias);
     if (rc) return rc;
@@ -281,17 +346,8 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_hook_rows(s, LT_L_RESID_POST, l, x, n, d, 0, d);
     }
 
-    /* the final norm on every row only when those rows are captured; the logits of every row
-     * wait until they are read (lt_defer_logits): here only the last row's */
-    const bool all_rows = lt_capture(s, LT_L_LOGITS, 0) || lt_capture(s, LT_L_LN_FINAL, 0);
-    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
-    float *xf = xn + (size_t)first * d;
-    lt_capture_ln_scale(s, LT_L_LN_FINAL_SCALE, 0, x, n, d);
-    lt_k_rmsnorm(xf, x + (size_t)first * d, m->ln_f_w, rows, d, m->ln_eps);
-    if (s->n_edits) lt_edit_rows_at(s, LT_L_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
-    lt_capture_rows(s, LT_L_LN_FINAL, 0, xn, n, d, 0, d);
-    if (lt_capture(s, LT_L_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    lt_matmul_nt(s, s->logits, xf + (size_t)(rows - 1) * d, &m->lm_head, 1, d, m->n_vocab);
+    const lt_tail tail = {m->ln_f_w, NULL, LT_L_LN_FINAL_SCALE, LT_L_LN_FINAL, LT_L_LOGITS};
+    lt_output_tail(s, xn, x, n, &tail);
 }
 
 static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
@@ -313,9 +369,73 @@ static void describe(const lt_model *m, lt_buf *b) {
                   m->n_layer, m->n_head, m->n_kv_head, m->d_model, m->d_head, m->d_mlp, m->n_vocab, m->n_ctx,
                   (double)m->ln_eps, (double)m->rope_theta, m->weights_dtype, m->tied ? "true" : "false",
                   m->n_params, m->weight_bytes, m->n_layer ? in_memory(m) : "F32");
+    if (m->rope_type)
+        lt_buf_printf(b,
+                      "\"rope_scaling\":{\"rope_type\":\"%s\",\"factor\":%.9g,\"low_freq_factor\":%.9g,"
+                      "\"high_freq_factor\":%.9g,\"original_max_position_embeddings\":%.9g},",
+                      m->rope_type, m->rope_factor, m->rope_low_freq, m->rope_high_freq, m->rope_orig_ctx);
 }
 
-#define LLAMA_KEYS "num_hidden_layers? tie_word_embeddings? attention_bias?"
-const lt_family_ops lt_llama_ops = {"llama", LLAMA_KEYS, load_llama, describe, forward, NULL, unembed};
-const lt_family_ops lt_qwen2_ops = {"qwen2", LLAMA_KEYS, load_qwen2, describe, forward, NULL, unembed};
-const lt_family_ops lt_mistral_ops = {"mistral", LLAMA_KEYS, load_mistral, describe, forward, NULL, unembed};
+/* ---------------------------------------------------------------- weights by TransformerLens name
+ * As TransformerLens names them for grouped-query attention: _W_K, _W_V [n_kv_heads, d_model, d_head]
+ * and _b_K, _b_V [n_kv_heads, d_head] as stored, W_K, W_V, b_K, b_V repeated for each query head
+ * that reads them ([n_heads, ...]), RMSNorm weights ln1.w, ln2.w, ln_final.w (no b), and the gated
+ * MLP's mlp.W_gate [d_model, d_mlp] beside W_in (the up projection) and W_out; biases the model
+ * lacks are zeros. */
+
+static bool weight(const lt_model *m, const char *name, lt_wview *v) {
+    const int32_t H = m->n_head, Hkv = m->n_kv_head, group = H / Hkv;
+    int32_t l;
+    const char *rest;
+    if (!strcmp(name, "W_E")) *v = lt_wv_out_in(m->wte, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "W_U")) *v = lt_wv_in_out(m->lm_head, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "b_U")) *v = lt_wv_zeros(m->n_vocab);
+    else if (!strcmp(name, "ln_final.w")) *v = lt_wv_vec(m->ln_f_w, m->d_model);
+    else if (lt_wv_block(name, m->n_layer, &l, &rest)) {
+        const lt_llama_layer *y = &m->llama[l];
+        if (!strcmp(rest, "ln1.w")) *v = lt_wv_vec(y->ln1_w, m->d_model);
+        else if (!strcmp(rest, "ln2.w")) *v = lt_wv_vec(y->ln2_w, m->d_model);
+        else if (!strcmp(rest, "attn.W_Q")) *v = lt_wv_heads(m, y->q_w, 0, H, 1, 0);
+        else if (!strcmp(rest, "attn._W_K")) *v = lt_wv_heads(m, y->k_w, 0, Hkv, 1, 0);
+        else if (!strcmp(rest, "attn._W_V")) *v = lt_wv_heads(m, y->v_w, 0, Hkv, 1, 0);
+        else if (!strcmp(rest, "attn.W_K")) *v = lt_wv_heads(m, y->k_w, 0, H, group, 0);
+        else if (!strcmp(rest, "attn.W_V")) *v = lt_wv_heads(m, y->v_w, 0, H, group, 0);
+        else if (!strcmp(rest, "attn.b_Q")) *v = lt_wv_head_bias(m, y->q_b, H, 1, 0);
+        else if (!strcmp(rest, "attn._b_K")) *v = lt_wv_head_bias(m, y->k_b, Hkv, 1, 0);
+        else if (!strcmp(rest, "attn._b_V")) *v = lt_wv_head_bias(m, y->v_b, Hkv, 1, 0);
+        else if (!strcmp(rest, "attn.b_K")) *v = lt_wv_head_bias(m, y->k_b, H, group, 0);
+        else if (!strcmp(rest, "attn.b_V")) *v = lt_wv_head_bias(m, y->v_b, H, group, 0);
+        else if (!strcmp(rest, "attn.W_O")) *v = lt_wv_heads_out(m, y->o_w);
+        else if (!strcmp(rest, "attn.b_O")) *v = y->o_b ? lt_wv_vec(y->o_b, m->d_model) : lt_wv_zeros(m->d_model);
+        else if (!strcmp(rest, "mlp.W_gate")) *v = lt_wv_in_out(y->gate_w, m->d_model, m->d_mlp);
+        else if (!strncmp(rest, "mlp.", 4)) return lt_wv_mlp(m, rest + 4, y->up_w, NULL, y->down_w, NULL, v);
+        else return false;
+    } else return false;
+    return true;
+}
+
+static void weight_names(const lt_model *m, lt_buf *b) {
+    static const char *const attn[] = {"W_Q", "_W_K", "_W_V", "W_K", "W_V", "W_O",
+                                       "b_Q", "_b_K", "_b_V", "b_K", "b_V", "b_O"};
+    static const char *const mlp[] = {"W_in", "W_gate", "W_out", "b_in", "b_out"};
+    lt_wv_name(b, "W_E");
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        lt_wv_name(b, "blocks.%d.ln1.w", (int)l);
+        lt_wv_name(b, "blocks.%d.ln2.w", (int)l);
+        for (size_t i = 0; i < sizeof attn / sizeof attn[0]; i++) lt_wv_name(b, "blocks.%d.attn.%s", (int)l, attn[i]);
+        for (size_t i = 0; i < sizeof mlp / sizeof mlp[0]; i++) lt_wv_name(b, "blocks.%d.mlp.%s", (int)l, mlp[i]);
+    }
+    lt_wv_name(b, "ln_final.w");
+    lt_wv_name(b, "W_U");
+    lt_wv_name(b, "b_U");
+}
+
+static const lt_mat *attn_out(const lt_model *m, int32_t l) { return &m->llama[l].o_w; }
+
+#define LLAMA_OPS(type, load_fn)                                                                                   \
+    {.model_type = type, .config_keys = "num_hidden_layers? tie_word_embeddings? attention_bias?", .load = load_fn, \
+     .describe = describe, .forward = forward, .encode = NULL, .unembed = unembed, .weight = weight,                 \
+     .weight_names = weight_names, .attn_out = attn_out}
+const lt_family_ops lt_llama_ops = LLAMA_OPS("llama", load_llama);
+const lt_family_ops lt_qwen2_ops = LLAMA_OPS("qwen2", load_qwen2);
+const lt_family_ops lt_mistral_ops = LLAMA_OPS("mistral", load_mistral);

@@ -192,8 +192,10 @@ static int32_t read_f32(lt_loader *L, const lt_st_tensor *t, float **out) {
     return rc;
 }
 
-int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
-                       size_t n_rows, float **out) {
+/* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], as the [in_dim, n_rows]
+ * matrix that multiplies inputs, in f32 packed into column panels (for lt_k_matmul_packed). */
+static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
+                               size_t n_rows, float **out) {
     const size_t shape[2] = {out_dim, in_dim};
     const lt_st_tensor *t;
     int32_t rc = find(L, name, 2, shape, &t);
@@ -211,6 +213,76 @@ int32_t lt_take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in
     return LT_OK;
 }
 
+/* The d_out x d_in matrix whose element (j, i) is w[j * sj + i * si], quantized to 8 bits into
+ * out (q: (d_out, d_in), qs: a scale per block of LT_Q8_BLOCK inputs), taking arena space; the
+ * tensor t is read (widened to f32) only in the writing pass. d_in is a multiple of the block. */
+static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t d_in, size_t offset, size_t sj,
+                       size_t si, lt_mat *out) {
+    const size_t nb = d_in / LT_Q8_BLOCK, n = d_out * d_in;
+    int8_t *q = L->next8;
+    float *scales = lt_loader_alloc(L, d_out * nb);
+    L->count8 += n;
+    L->n_params += n;
+    if (!q) return LT_OK;
+    L->next8 += n;
+    out->q = q;
+    out->qs = scales;
+    float *all;
+    int32_t rc = read_f32(L, t, &all);
+    if (rc) return rc;
+    const float *w = all + offset;
+    for (size_t j = 0; j < d_out; j++)
+        for (size_t b = 0; b < nb; b++) {
+            float max = 0.0f;
+            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = fmaxf(max, fabsf(w[j * sj + i * si]));
+            const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
+            scales[j * nb + b] = scale;
+            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
+                long v = lrintf(w[j * sj + i * si] * inv);
+                q[j * d_in + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+            }
+        }
+    free(all);
+    return LT_OK;
+}
+
+int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0, size_t n_rows,
+                           lt_mat *out) {
+    const size_t shape[2] = {out_dim, in_dim};
+    const lt_st_tensor *t;
+    int32_t rc = find(L, name, 2, shape, &t);
+    if (rc) return rc;
+    memset(out, 0, sizeof *out);
+    if (L->q8 && in_dim % LT_Q8_BLOCK == 0) return take_q8(L, t, n_rows, in_dim, row0 * in_dim, in_dim, 1, out);
+    out->packed = true;
+    if (!(L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16))) {
+        float *f = NULL;
+        rc = take_linear_f32(L, name, out_dim, in_dim, row0, n_rows, &f);
+        out->f = f;
+        return rc;
+    }
+    /* 16-bit as stored, packed as take_linear_f32 packs f32 */
+    const size_t size = LT_PACKED_SIZE(in_dim, n_rows);
+    out->kind = t->dtype == LT_DT_F16 ? LT_H_F16 : LT_H_BF16;
+    uint16_t *dst = L->next16;
+    L->count16 += size;
+    L->n_params += n_rows * in_dim;
+    if (!dst) return LT_OK;
+    L->next16 += size;
+    out->h = dst;
+    note_dtype(L, t);
+    memset(dst, 0, size * sizeof *dst);
+    for (size_t r = 0; r < n_rows; r++)
+        for (size_t c = 0; c < in_dim; c++) {
+            const size_t k = (row0 + r) * in_dim + c;
+            const uint16_t v = (uint16_t)(t->data[2 * k] | t->data[2 * k + 1] << 8); /* little-endian */
+            if (!isfinite(lt_half_to_f32(v, out->kind)))
+                return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", t->name);
+            dst[LT_PACKED_AT(in_dim, c, r)] = v;
+        }
+    return LT_OK;
+}
+
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out) {
     const size_t shape[2] = {rows, cols};
     const lt_st_tensor *t;
@@ -218,35 +290,8 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
     if (rc) return rc;
     memset(out, 0, sizeof *out);
     const size_t d_in = pack ? rows : cols, d_out = pack ? cols : rows;
-    if (L->q8 && d_in % LT_Q8_BLOCK == 0) {
-        const size_t nb = d_in / LT_Q8_BLOCK;
-        int8_t *q = L->next8;
-        float *scales = lt_loader_alloc(L, d_out * nb);
-        L->count8 += t->numel;
-        L->n_params += t->numel;
-        if (!q) return LT_OK;
-        L->next8 += t->numel;
-        out->q = q;
-        out->qs = scales;
-        float *w;
-        if ((rc = read_f32(L, t, &w))) return rc;
-        for (size_t j = 0; j < d_out; j++)
-            for (size_t b = 0; b < nb; b++) {
-                /* w[j][i] is w[i * cols + j] for a Conv1D weight, w[j * cols + i] otherwise */
-#define AT(i) (pack ? w[(i) * cols + j] : w[j * cols + (i)])
-                float max = 0.0f;
-                for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = fmaxf(max, fabsf(AT(i)));
-                const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
-                scales[j * nb + b] = scale;
-                for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
-                    long v = lrintf(AT(i) * inv);
-                    q[j * d_in + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
-                }
-#undef AT
-            }
-        free(w);
-        return LT_OK;
-    }
+    /* w[j][i] is w[i * cols + j] for a Conv1D weight, w[j * cols + i] otherwise */
+    if (L->q8 && d_in % LT_Q8_BLOCK == 0) return take_q8(L, t, d_out, d_in, 0, pack ? 1 : cols, pack ? cols : 1, out);
     out->packed = pack;
     const bool half = L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16);
     const size_t size = pack ? LT_PACKED_SIZE(rows, cols) : t->numel;

@@ -171,7 +171,6 @@ static int32_t take_all(lt_model *m, lt_loader *L, const void *ctx) {
 }
 
 static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st, const lt_model_params *params) {
-    m->family = LT_FAMILY_NEOX;
     bool bias = true;
     int32_t rc = parse_config(m, cfg, &bias);
     if (rc) return rc;
@@ -211,11 +210,6 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st, const
 
 
 
-static void activate(const lt_model *m, float *x, int64_t n) {
-    if (m->act == LT_ACT_GELU_TANH) lt_k_gelu_tanh(x, n);
-    else lt_k_gelu_erf(x, n);
-}
-
 /* Rotate the first rotary_dims of each head of n rows x[n, n_head * d_head] (rows p0 .. p0 + n - 1)
  * by its position: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) on the two halves of those
  * dimensions (Hugging Face's rotate_half on query[..., :rotary_ndims]). */
@@ -241,7 +235,7 @@ static void mlp(lt_session *s, float *out, const float *xn, const lt_neox_layer 
     const int32_t d = m->d_model, f = m->d_mlp;
     lt_linear(s, s->h, xn, &y->fc_w, y->fc_b, n, d, f);
     lt_hook_rows(s, LT_N_MLP_PRE, l, s->h, n, f, 0, f);
-    activate(m, s->h, (int64_t)n * f);
+    lt_activate(m->act, s->h, (int64_t)n * f);
     lt_hook_rows(s, LT_N_MLP_POST, l, s->h, n, f, 0, f);
     lt_linear(s, out, s->h, &y->proj_w, y->proj_b, n, f, d);
     lt_hook_rows(s, LT_N_MLP_OUT, l, out, n, d, 0, d);
@@ -316,17 +310,8 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
         lt_hook_rows(s, LT_N_RESID_POST, l, x, n, d, 0, d);
     }
 
-    /* the final norm on every row only when those rows are captured; the logits of every row
-     * wait until they are read (lt_defer_logits): here only the last row's */
-    const bool all_rows = lt_capture(s, LT_N_LOGITS, 0) || lt_capture(s, LT_N_LN_FINAL, 0);
-    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
-    float *xf = xn + (size_t)first * d;
-    lt_capture_ln_scale(s, LT_N_LN_FINAL_SCALE, 0, x, n, d);
-    lt_k_layernorm(xf, x + (size_t)first * d, m->ln_f_w, m->ln_f_b, rows, d, m->ln_eps);
-    if (s->n_edits) lt_edit_rows_at(s, LT_N_LN_FINAL, 0, xf, rows, d, 0, p0 + first);
-    lt_capture_rows(s, LT_N_LN_FINAL, 0, xn, n, d, 0, d);
-    if (lt_capture(s, LT_N_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    lt_matmul_nt(s, s->logits, xf + (size_t)(rows - 1) * d, &m->lm_head, 1, d, m->n_vocab);
+    const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_N_LN_FINAL_SCALE, LT_N_LN_FINAL, LT_N_LOGITS};
+    lt_output_tail(s, xn, x, n, &tail);
 }
 
 static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
@@ -351,5 +336,68 @@ static void describe(const lt_model *m, lt_buf *b) {
                   m->n_layer ? in_memory(m) : "F32");
 }
 
-const lt_family_ops lt_gpt_neox_ops = {"gpt_neox", "num_hidden_layers? tie_word_embeddings? attention_bias?", load,
-                                       describe, forward, NULL, unembed};
+/* ---------------------------------------------------------------- weights by TransformerLens name
+ * As TransformerLens's convert_neox_weights arranges them: GPT-2's names and shapes without W_pos,
+ * W_Q, W_K, W_V (and b_Q, b_K, b_V) split out of the fused query_key_value, whose rows go
+ * (head, q|k|v, d_head); biases a model without attention_bias lacks are zeros. */
+
+static bool weight(const lt_model *m, const char *name, lt_wview *v) {
+    const int32_t H = m->n_head;
+    const size_t dh = (size_t)m->d_head, stride = 3 * dh; /* from one head's q (k, v) rows to the next head's */
+    int32_t l;
+    const char *rest;
+    if (!strcmp(name, "W_E")) *v = lt_wv_out_in(m->wte, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "W_U")) *v = lt_wv_in_out(m->lm_head, m->d_model, m->n_vocab);
+    else if (!strcmp(name, "b_U")) *v = lt_wv_zeros(m->n_vocab);
+    else if (lt_wv_ln(m, name, "ln_final", m->ln_f_w, m->ln_f_b, v)) return true;
+    else if (lt_wv_block(name, m->n_layer, &l, &rest)) {
+        const lt_neox_layer *y = &m->neox[l];
+        const float *b = y->qkv_b;
+        if (lt_wv_ln(m, rest, "ln1", y->ln1_w, y->ln1_b, v) || lt_wv_ln(m, rest, "ln2", y->ln2_w, y->ln2_b, v))
+            return true;
+        if (!strcmp(rest, "attn.W_Q")) *v = lt_wv_heads(m, y->qkv_w, 0, H, 1, stride);
+        else if (!strcmp(rest, "attn.W_K")) *v = lt_wv_heads(m, y->qkv_w, dh, H, 1, stride);
+        else if (!strcmp(rest, "attn.W_V")) *v = lt_wv_heads(m, y->qkv_w, 2 * dh, H, 1, stride);
+        else if (!strcmp(rest, "attn.b_Q")) *v = lt_wv_head_bias(m, b, H, 1, stride);
+        else if (!strcmp(rest, "attn.b_K")) *v = lt_wv_head_bias(m, b ? b + dh : NULL, H, 1, stride);
+        else if (!strcmp(rest, "attn.b_V")) *v = lt_wv_head_bias(m, b ? b + 2 * dh : NULL, H, 1, stride);
+        else if (!strcmp(rest, "attn.W_O")) *v = lt_wv_heads_out(m, y->dense_w);
+        else if (!strcmp(rest, "attn.b_O")) *v = y->dense_b ? lt_wv_vec(y->dense_b, m->d_model) : lt_wv_zeros(m->d_model);
+        else if (!strncmp(rest, "mlp.", 4)) return lt_wv_mlp(m, rest + 4, y->fc_w, y->fc_b, y->proj_w, y->proj_b, v);
+        else return false;
+    } else return false;
+    return true;
+}
+
+static void weight_names(const lt_model *m, lt_buf *b) {
+    static const char *const attn[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
+    static const char *const mlp[] = {"W_in", "b_in", "W_out", "b_out"};
+    lt_wv_name(b, "W_E");
+    for (int32_t l = 0; l < m->n_layer; l++) {
+        for (int k = 1; k <= 2; k++) {
+            lt_wv_name(b, "blocks.%d.ln%d.w", (int)l, k);
+            lt_wv_name(b, "blocks.%d.ln%d.b", (int)l, k);
+        }
+        for (size_t i = 0; i < sizeof attn / sizeof attn[0]; i++) lt_wv_name(b, "blocks.%d.attn.%s", (int)l, attn[i]);
+        for (size_t i = 0; i < sizeof mlp / sizeof mlp[0]; i++) lt_wv_name(b, "blocks.%d.mlp.%s", (int)l, mlp[i]);
+    }
+    lt_wv_name(b, "ln_final.w");
+    lt_wv_name(b, "ln_final.b");
+    lt_wv_name(b, "W_U");
+    lt_wv_name(b, "b_U");
+}
+
+static const lt_mat *attn_out(const lt_model *m, int32_t l) { return &m->neox[l].dense_w; }
+
+const lt_family_ops lt_gpt_neox_ops = {
+    .model_type = "gpt_neox",
+    .config_keys = "num_hidden_layers? tie_word_embeddings? attention_bias?",
+    .load = load,
+    .describe = describe,
+    .forward = forward,
+    .encode = NULL,
+    .unembed = unembed,
+    .weight = weight,
+    .weight_names = weight_names,
+    .attn_out = attn_out,
+};

@@ -93,14 +93,6 @@ static int32_t take_ln(lt_loader *L, const char *prefix, size_t d, lt_ln *out) {
     return lt_take(L, name, d, 0, &out->b);
 }
 
-/* Rows [row0, row0 + n_rows) of an nn.Linear weight, packed, as a matrix the shared matmul takes. */
-static int32_t take_linear(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0, size_t n_rows,
-                           lt_mat *out) {
-    float *f = NULL;
-    int32_t rc = lt_take_linear(L, name, out_dim, in_dim, row0, n_rows, &f);
-    *out = (lt_mat){.f = f, .packed = true};
-    return rc;
-}
 
 /* nn.MultiheadAttention: in_proj_weight [3d, d] (q | k | v rows), out_proj [d, d]. */
 static int32_t take_mha(lt_loader *L, const char *prefix, size_t d, lt_mha *a) {
@@ -111,9 +103,9 @@ static int32_t take_mha(lt_loader *L, const char *prefix, size_t d, lt_mha *a) {
     snprintf(ob, sizeof ob, "%s.out_proj.bias", prefix);
     float *bias;
     int32_t rc;
-    if ((rc = take_linear(L, w, 3 * d, d, 0, d, &a->q_w)) ||
-        (rc = take_linear(L, w, 3 * d, d, d, 2 * d, &a->kv_w)) || (rc = lt_take(L, b, 3 * d, 0, &bias)) ||
-        (rc = take_linear(L, ow, d, d, 0, d, &a->out_w)) || (rc = lt_take(L, ob, d, 0, &a->out_b)))
+    if ((rc = lt_take_linear_mat(L, w, 3 * d, d, 0, d, &a->q_w)) ||
+        (rc = lt_take_linear_mat(L, w, 3 * d, d, d, 2 * d, &a->kv_w)) || (rc = lt_take(L, b, 3 * d, 0, &bias)) ||
+        (rc = lt_take_linear_mat(L, ow, d, d, 0, d, &a->out_w)) || (rc = lt_take(L, ob, d, 0, &a->out_b)))
         return rc;
     a->q_b = bias;
     a->kv_b = bias ? bias + d : NULL;
@@ -124,11 +116,11 @@ static int32_t take_ffn(lt_loader *L, const char *prefix, size_t d, size_t f, lt
     char name[160];
     int32_t rc;
     snprintf(name, sizeof name, "%s.linear1.weight", prefix);
-    if ((rc = take_linear(L, name, f, d, 0, f, &out->fc_w))) return rc;
+    if ((rc = lt_take_linear_mat(L, name, f, d, 0, f, &out->fc_w))) return rc;
     snprintf(name, sizeof name, "%s.linear1.bias", prefix);
     if ((rc = lt_take(L, name, f, 0, &out->fc_b))) return rc;
     snprintf(name, sizeof name, "%s.linear2.weight", prefix);
-    if ((rc = take_linear(L, name, d, f, 0, d, &out->proj_w))) return rc;
+    if ((rc = lt_take_linear_mat(L, name, d, f, 0, d, &out->proj_w))) return rc;
     snprintf(name, sizeof name, "%s.linear2.bias", prefix);
     return lt_take(L, name, d, 0, &out->proj_b);
 }
@@ -144,13 +136,14 @@ static void fill_sinusoids(float *pe, int32_t n, int32_t d) {
 }
 
 /* Every tensor, in one pass of the loader (counting or writing). */
-static int32_t take_all(lt_model *m, lt_loader *L) {
+static int32_t take_all(lt_model *m, lt_loader *L, const void *unused) {
+    (void)unused;
     const size_t d = (size_t)m->d_model, f = (size_t)m->d_mlp, ctx = (size_t)m->n_ctx;
     char prefix[96];
     int32_t rc;
-    if ((rc = lt_take(L, "src_embed.weight", (size_t)m->n_src_vocab, d, &m->src_embed))) return rc;
+    if ((rc = lt_take_mat(L, "src_embed.weight", (size_t)m->n_src_vocab, d, false, &m->src_embed))) return rc;
     m->tgt_embed = m->src_embed;
-    if (!m->shared_embed && (rc = lt_take(L, "tgt_embed.weight", (size_t)m->n_vocab, d, &m->tgt_embed)))
+    if (!m->shared_embed && (rc = lt_take_mat(L, "tgt_embed.weight", (size_t)m->n_vocab, d, false, &m->tgt_embed)))
         return rc;
     /* tied matrices PyTorch saved under both names must hold the same values */
     if (m->shared_embed && (rc = lt_loader_same(L, "tgt_embed.weight", "src_embed.weight"))) return rc;
@@ -164,12 +157,10 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
                (rc = lt_take(L, "tgt_pos_embed.weight", ctx, d, &m->tgt_pos))) {
         return rc;
     }
-    m->unembed = (lt_mat){.f = m->tgt_embed};
+    m->unembed = m->tgt_embed;
     m->unembed_b = NULL;
     if (!m->tied) {
-        float *g = NULL;
-        if ((rc = lt_take(L, "generator.weight", (size_t)m->n_vocab, d, &g))) return rc;
-        m->unembed.f = g;
+        if ((rc = lt_take_mat(L, "generator.weight", (size_t)m->n_vocab, d, false, &m->unembed))) return rc;
         if (lt_st_find(L->st, "generator.bias") &&
             (rc = lt_take(L, "generator.bias", (size_t)m->n_vocab, 0, &m->unembed_b)))
             return rc;
@@ -207,33 +198,32 @@ static int32_t take_all(lt_model *m, lt_loader *L) {
 
 static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
                             const lt_model_params *params) {
-    m->family = LT_FAMILY_TRANSFORMER;
     int32_t rc = parse_config(m, cfg);
     if (rc) return rc;
-    /* estimate in double first so that even absurd configs get a size in the message */
+    /* estimate in double first so that even absurd configs get a size in the message: 2 bytes a
+     * weight when 16-bit matrices stay so, about 1.2 under int8, else 4 */
     const double dd = m->d_model, df = m->d_mlp;
-    const double estimate =
-        4.0 * (m->n_enc_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
-               m->n_layer * (8 * dd * dd + 2 * dd * df + 15 * dd + df) +
-               (double)(m->n_src_vocab + m->n_vocab) * dd + 2.0 * m->n_vocab + 2.0 * m->n_ctx * dd + 4 * dd);
+    const double floats = m->n_enc_layer * (4 * dd * dd + 2 * dd * df + 9 * dd + df) +
+                          m->n_layer * (8 * dd * dd + 2 * dd * df + 15 * dd + df) +
+                          (double)(m->n_src_vocab + m->n_vocab) * dd + 2.0 * m->n_vocab + 2.0 * m->n_ctx * dd + 4 * dd;
+    if (params->precision < LT_PRECISION_AUTO || params->precision > LT_PRECISION_INT8)
+        return lt_fail(LT_ERR_INVALID_ARGUMENT, "precision %d is not an lt_precision", (int)params->precision);
+    /* 16 bits only when asked (LT_PRECISION_STORED): under AUTO these models stay in f32, as they
+     * always have (they are small: the shipped one has 0.7 M weights) */
+    const lt_st_tensor *emb = lt_st_find(st, "src_embed.weight");
+    const bool keep16 = emb && (emb->dtype == LT_DT_F16 || emb->dtype == LT_DT_BF16) &&
+                        params->precision == LT_PRECISION_STORED;
+    const bool q8 = params->precision == LT_PRECISION_INT8;
+    const double estimate = (q8 ? 1.2 : keep16 ? 2.0 : 4.0) * floats;
     if (estimate > (double)params->max_weight_bytes)
-        return lt_fail(LT_ERR_OUT_OF_MEMORY,
-                       "model too large: its weights need %s in f32, more than the %s allowed",
-                       lt_bytes(estimate).text, lt_bytes((double)params->max_weight_bytes).text);
+        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large: its weights need %s in %s, more than the %s allowed",
+                       lt_bytes(estimate).text, q8 ? "8 bits" : keep16 ? "16 bits" : "f32",
+                       lt_bytes((double)params->max_weight_bytes).text);
     m->enc = calloc((size_t)m->n_enc_layer, sizeof *m->enc);
     m->dec = calloc((size_t)m->n_layer, sizeof *m->dec);
     if (!m->enc || !m->dec) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
-    lt_loader L = {.st = st};
-    if ((rc = take_all(m, &L))) return rc; /* counting: checks every name, dtype and shape */
-    size_t bytes;
-    if (!lt_mul_size(L.count, sizeof(float), &bytes))
-        return lt_fail(LT_ERR_OUT_OF_MEMORY, "model too large for this build's address space");
-    m->arena = malloc(bytes ? bytes : 1);
-    if (!m->arena) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory: the model's weights need %s",
-                                  lt_bytes((double)bytes).text);
-    m->weight_bytes = bytes;
-    lt_loader W = {.st = st, .next = m->arena};
-    if ((rc = take_all(m, &W))) return rc;
+    lt_loader W;
+    if ((rc = lt_loader_arenas(m, st, NULL, keep16, q8, params->max_weight_bytes, take_all, NULL, &W))) return rc;
     m->n_params = W.n_params;
     m->weights_dtype = W.dtype;
     m->hooks = lt_transformer_hooks;
@@ -247,11 +237,6 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
 }
 
 /* ---------------------------------------------------------------- passes */
-
-static void activate(const lt_model *m, float *x, int64_t n) {
-    if (m->act == LT_ACT_RELU) lt_k_relu(x, n);
-    else lt_k_gelu_erf(x, n);
-}
 
 /* The hooks one sublayer writes (the encoder's, the decoder's self- or cross-attention). */
 typedef struct {
@@ -360,23 +345,20 @@ static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks
     const float *in = sublayer_in(s, ln, hk, l, n);
     lt_matmul(s, s->h, in, &f->fc_w, f->fc_b, n, d, dm);
     lt_hook_rows(s, hk->pre, l, s->h, n, dm, 0, dm);
-    activate(m, s->h, (int64_t)n * dm);
+    lt_activate(m->act, s->h, (int64_t)n * dm);
     lt_hook_rows(s, hk->post, l, s->h, n, dm, 0, dm);
     lt_matmul(s, s->tmp, s->h, &f->proj_w, f->proj_b, n, dm, d);
     sublayer_out(s, ln, hk, l, n);
 }
 
 /* x = embedding * scale + position, each part through its hook. */
-static void embed(lt_session *s, const float *table, const float *pos, const int32_t *ids, int32_t n,
+static void embed(lt_session *s, const lt_mat *table, const float *pos, const int32_t *ids, int32_t n,
                   int32_t p0, int32_t hook_embed, int32_t hook_pos) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model;
     const size_t nd = (size_t)n * d;
-    for (int32_t t = 0; t < n; t++) {
-        const float *te = table + (size_t)ids[t] * d;
-        float *xr = s->x + (size_t)t * d;
-        for (int32_t i = 0; i < d; i++) xr[i] = te[i] * m->embed_scale;
-    }
+    lt_embed_rows(s->x, table, ids, n, d);
+    for (size_t i = 0; i < nd; i++) s->x[i] *= m->embed_scale;
     lt_hook_rows(s, hook_embed, 0, s->x, n, d, 0, d);
     const float *pe = pos + (size_t)p0 * d;
     if (s->n_edits) { /* the position rows are the model's: edit a copy */
@@ -392,7 +374,7 @@ static void embed(lt_session *s, const float *table, const float *pos, const int
 static void encode(lt_session *s, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model;
-    embed(s, m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
+    embed(s, &m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
     for (int32_t l = 0; l < m->n_enc_layer; l++) {
         const lt_enc_layer *y = &m->enc[l];
         lt_hook_rows(s, LT_T_ENC_RESID_PRE, l, s->x, n, d, 0, d);
@@ -419,12 +401,10 @@ static void encode(lt_session *s, int32_t n) {
     }
 }
 
-static void unembed(lt_session *s, float *out, const float *x, int32_t rows);
-
 static void decode(lt_session *s, const int32_t *ids, int32_t n) {
     const lt_model *m = s->model;
     const int32_t d = m->d_model, p0 = s->n_past;
-    embed(s, m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
+    embed(s, &m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
     lt_attn_dims cross = {.n_q = n, .n_kv = s->n_src, .n_head = m->n_head, .d_head = m->d_head,
                           .q_stride = d, .kv_stride = d, .out_stride = d, .q_offset = p0, /* unmasked: for edits */
                           .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = s->src_valid};
@@ -441,19 +421,10 @@ static void decode(lt_session *s, const int32_t *ids, int32_t n) {
         sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
         ffn(s, &y->ffn, &y->ln3, &DEC_FFN, l, n);
     }
-    /* the final norm runs on every row only when those rows are captured; the logits of every
-     * row wait until they are read (lt_defer_logits): here only the last row's */
-    const bool all_rows = lt_capture(s, LT_T_LOGITS, 0) || lt_capture(s, LT_T_DEC_LN_FINAL, 0);
-    const int32_t first = all_rows ? 0 : n - 1, rows = n - first;
-    float *xf = s->x + (size_t)first * d;
-    if (m->final_norm) {
-        lt_capture_ln_scale(s, LT_T_DEC_LN_FINAL_SCALE, 0, s->x, n, d);
-        lt_k_layernorm(xf, xf, m->dec_norm.w, m->dec_norm.b, rows, d, m->ln_eps);
-        if (s->n_edits) lt_edit_rows_at(s, LT_T_DEC_LN_FINAL, 0, xf, rows, d, 0, s->n_past + first);
-        lt_capture_rows(s, LT_T_DEC_LN_FINAL, 0, s->x, n, d, 0, d);
-    }
-    if (lt_capture(s, LT_T_LOGITS, 0)) lt_defer_logits(s, xf, rows);
-    unembed(s, s->logits, xf + (size_t)(rows - 1) * d, 1);
+    /* the final norm (pre-LN models) in place */
+    const lt_tail tail = {m->final_norm ? m->dec_norm.w : NULL, m->dec_norm.b, LT_T_DEC_LN_FINAL_SCALE, LT_T_DEC_LN_FINAL,
+                          LT_T_LOGITS};
+    lt_output_tail(s, s->x, s->x, n, &tail);
 }
 
 static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
@@ -461,6 +432,28 @@ static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
     lt_matmul_nt(s, out, x, &m->unembed, rows, m->d_model, m->n_vocab);
     if (m->unembed_b)
         for (int32_t r = 0; r < rows; r++) lt_k_add(out + (size_t)r * m->n_vocab, m->unembed_b, m->n_vocab);
+}
+
+/* How the weight matrices sit in memory: "F32", "F16", "BF16", "INT8" or "mixed" (int8 leaves a
+ * matrix whose input width is no multiple of its block in f32). */
+static const char *in_memory(const lt_model *m) {
+    const char *seen = NULL;
+    for (int32_t l = -1; l < m->n_enc_layer + m->n_layer; l++) {
+        const lt_mat *mats[6] = {&m->src_embed, &m->tgt_embed, &m->unembed, &m->unembed, &m->unembed, &m->unembed};
+        const lt_mha *a[2] = {NULL, NULL};
+        const lt_ffn *f = NULL;
+        if (l >= 0 && l < m->n_enc_layer) a[0] = a[1] = &m->enc[l].attn, f = &m->enc[l].ffn;
+        else if (l >= 0) a[0] = &m->dec[l - m->n_enc_layer].attn, a[1] = &m->dec[l - m->n_enc_layer].cross,
+                         f = &m->dec[l - m->n_enc_layer].ffn;
+        if (f) mats[0] = &a[0]->q_w, mats[1] = &a[0]->kv_w, mats[2] = &a[0]->out_w, mats[3] = &a[1]->out_w,
+               mats[4] = &f->fc_w, mats[5] = &f->proj_w;
+        for (int i = 0; i < 6; i++) {
+            const char *k = mats[i]->q ? "INT8" : mats[i]->f ? "F32" : mats[i]->kind == LT_H_F16 ? "F16" : "BF16";
+            if (seen && strcmp(seen, k)) return "mixed";
+            seen = k;
+        }
+    }
+    return seen;
 }
 
 static void describe(const lt_model *m, lt_buf *b) {
@@ -471,13 +464,90 @@ static void describe(const lt_model *m, lt_buf *b) {
                   "\"norm\":\"%s\",\"final_norm\":%s,\"positions\":\"%s\",\"shared_embeddings\":%s,"
                   "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
                   "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
-                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"F32\",",
+                  "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\",",
                   m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
                   m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
                   m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
                   m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
                   m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
-                  m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes);
+                  m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes, in_memory(m));
+}
+
+/* ---------------------------------------------------------------- weights by TransformerLens name
+ * GPT-2's names under "encoder." and "decoder." (W_E, W_pos, blocks, ln_final; cross-attention as
+ * decoder.blocks.{l}.cross_attn, norm1/norm2/norm3 as ln1/ln2/ln3), with W_U and b_U at the top. */
+
+static bool mha_weight(const lt_model *m, const char *rest, const lt_mha *a, lt_wview *v) {
+    const size_t d = (size_t)m->d_model; /* q_w holds W_Q, kv_w holds W_K | W_V along its outputs */
+    return lt_wv_attn(m, rest, a->q_w, a->kv_w, 0, d, a->q_b, a->kv_b, a->kv_b + d, a->out_w, a->out_b, v);
+}
+
+static bool block_weight(const lt_model *m, const char *rest, const lt_mha *attn, const lt_mha *cross,
+                         const lt_ln *const lns[3], const lt_ffn *ffn, lt_wview *v) {
+    static const char *const LN[] = {"ln1", "ln2", "ln3"};
+    for (int i = 0; i < 3 && lns[i]; i++)
+        if (lt_wv_ln(m, rest, LN[i], lns[i]->w, lns[i]->b, v)) return true;
+    if (!strncmp(rest, "attn.", 5)) return mha_weight(m, rest + 5, attn, v);
+    if (cross && !strncmp(rest, "cross_attn.", 11)) return mha_weight(m, rest + 11, cross, v);
+    if (!strncmp(rest, "mlp.", 4)) return lt_wv_mlp(m, rest + 4, ffn->fc_w, ffn->fc_b, ffn->proj_w, ffn->proj_b, v);
+    return false;
+}
+
+static bool weight(const lt_model *m, const char *name, lt_wview *v) {
+    int32_t l;
+    const char *rest;
+    const bool enc = !strncmp(name, "encoder.", 8), dec = !strncmp(name, "decoder.", 8);
+    if (!strcmp(name, "W_U")) {
+        *v = lt_wv_in_out(m->unembed, m->d_model, m->n_vocab);
+        return true;
+    }
+    if (!strcmp(name, "b_U")) {
+        *v = m->unembed_b ? lt_wv_vec(m->unembed_b, m->n_vocab) : lt_wv_zeros(m->n_vocab);
+        return true;
+    }
+    if (!enc && !dec) return false;
+    const char *s = name + 8;
+    const lt_ln *norm = enc ? &m->enc_norm : &m->dec_norm;
+    if (!strcmp(s, "W_E")) *v = lt_wv_out_in(enc ? m->src_embed : m->tgt_embed, m->d_model, enc ? m->n_src_vocab : m->n_vocab);
+    else if (!strcmp(s, "W_pos")) *v = lt_wv_table(enc ? m->src_pos : m->tgt_pos, m->n_ctx, m->d_model);
+    else if (m->final_norm && lt_wv_ln(m, s, "ln_final", norm->w, norm->b, v)) return true;
+    else if (enc && lt_wv_block(s, m->n_enc_layer, &l, &rest)) {
+        const lt_enc_layer *y = &m->enc[l];
+        const lt_ln *const lns[3] = {&y->ln1, &y->ln2, NULL};
+        return block_weight(m, rest, &y->attn, NULL, lns, &y->ffn, v);
+    } else if (dec && lt_wv_block(s, m->n_layer, &l, &rest)) {
+        const lt_dec_layer *y = &m->dec[l];
+        const lt_ln *const lns[3] = {&y->ln1, &y->ln2, &y->ln3};
+        return block_weight(m, rest, &y->attn, &y->cross, lns, &y->ffn, v);
+    } else return false;
+    return true;
+}
+
+static void weight_names(const lt_model *m, lt_buf *b) {
+    static const char *const attn[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
+    static const char *const mlp[] = {"W_in", "b_in", "W_out", "b_out"};
+    for (int stack = 0; stack < 2; stack++) {
+        const char *pre = stack == 0 ? "encoder." : "decoder.";
+        const int32_t layers = stack == 1 ? m->n_layer : m->n_enc_layer, norms = stack == 0 ? 2 : 3;
+        lt_wv_name(b, "%sW_E", pre);
+        lt_wv_name(b, "%sW_pos", pre);
+        for (int32_t l = 0; l < layers; l++) {
+            for (int32_t k = 1; k <= norms; k++) {
+                lt_wv_name(b, "%sblocks.%d.ln%d.w", pre, (int)l, (int)k);
+                lt_wv_name(b, "%sblocks.%d.ln%d.b", pre, (int)l, (int)k);
+            }
+            for (int part = 0; part < (stack == 1 ? 2 : 1); part++)
+                for (size_t i = 0; i < sizeof attn / sizeof attn[0]; i++)
+                    lt_wv_name(b, "%sblocks.%d.%s.%s", pre, (int)l, part ? "cross_attn" : "attn", attn[i]);
+            for (size_t i = 0; i < sizeof mlp / sizeof mlp[0]; i++) lt_wv_name(b, "%sblocks.%d.mlp.%s", pre, (int)l, mlp[i]);
+        }
+        if (m->final_norm) {
+            lt_wv_name(b, "%sln_final.w", pre);
+            lt_wv_name(b, "%sln_final.b", pre);
+        }
+    }
+    lt_wv_name(b, "W_U");
+    lt_wv_name(b, "b_U");
 }
 
 const lt_family_ops lt_transformer_ops = {
@@ -488,4 +558,7 @@ const lt_family_ops lt_transformer_ops = {
     .forward = decode,
     .encode = encode,
     .unembed = unembed,
+    .weight = weight,
+    .weight_names = weight_names,
+    .attn_out = NULL, /* the logit lens: decoder-only families, so far */
 };

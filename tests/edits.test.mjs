@@ -165,7 +165,7 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
   model.free();
 });
 
-for (const name of ['gpt2-odd', 'gpt2-tiny-f16', 'llama-tiny', 'qwen2-odd', 'pythia-tiny', 'neox-odd']) {
+for (const name of ['gpt2-odd', 'gpt2-tiny-f16', 'llama-tiny', 'qwen2-odd', 'llama3-scaled', 'pythia-tiny', 'neox-odd']) {
   test(`${name}: the logit lens equals the twin's accumulated_resid(apply_ln=True) through W_U, and its last row is the logits`, () => {
     const lens = readSafetensors(`${FIXTURES}${name}/lens.safetensors`);
     const rows = JSON.parse(lens.metadata.rows);

@@ -9,7 +9,7 @@ import { createLantern, LanternError } from '../web/lantern.js';
 import { lantern, readFixture, readGolden, readSafetensors, expectEveryHook, compareArrays, sliceRows, FIXTURES } from './helpers.mjs';
 
 const L = await lantern();
-const NAMES = ['llama-tiny', 'qwen2-odd'];
+const NAMES = ['llama-tiny', 'qwen2-odd', 'llama3-scaled'];
 
 for (const name of NAMES) {
   test(`${name}: every hook of a prefill matches the PyTorch twin`, () => {
@@ -132,7 +132,12 @@ test('configs the family does not implement are refused with the reason', () => 
   const { weights } = readFixture('llama-tiny');
   const base = JSON.parse(readFixture('llama-tiny').config);
   const cases = [
-    [{ rope_scaling: { rope_type: 'llama3', factor: 32 } }, /rope_scaling" is set: scaled rotary embeddings/],
+    [{ rope_scaling: { rope_type: 'linear', factor: 2 } }, /"rope_scaling" is set: rope_type "linear" is not supported \(lantern scales rotary embeddings as "llama3" only\)/],
+    [{ rope_scaling: { type: 'dynamic', factor: 2 } }, /rope_type "dynamic" is not supported/],
+    [{ rope_parameters: { rope_type: 'yarn', factor: 4, rope_theta: 10000 } }, /"rope_parameters" is set: rope_type "yarn"/],
+    [{ rope_scaling: { rope_type: 'llama3', factor: 32 } }, /"low_freq_factor" of "rope_scaling" must be a number/],
+    [{ rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 4, high_freq_factor: 1, original_max_position_embeddings: 64 } },
+      /high_freq_factor \(1\) of "rope_scaling" must exceed its low_freq_factor \(4\)/],
     [{ hidden_act: 'gelu' }, /hidden_act must be "silu"/],
     [{ num_key_value_heads: 3 }, /num_key_value_heads \(3\) does not divide num_attention_heads \(4\)/],
     [{ head_dim: 32 }, /head_dim 32 is not hidden_size \/ num_attention_heads \(16\)/],
@@ -148,4 +153,39 @@ test('configs the family does not implement are refused with the reason', () => 
   const model = L.loadModel({ config: JSON.stringify({ ...base, model_type: 'mistral', sliding_window: null }), weights });
   assert.equal(model.info.family, 'mistral');
   model.free();
+});
+
+test('llama3-scaled: rope_scaling "llama3" (Llama 3.1, 3.2) is read, matters, and reads the same from rope_parameters', () => {
+  const fx = readFixture('llama3-scaled');
+  const cfg = JSON.parse(fx.config);
+  const { prompt } = readGolden('llama3-scaled');
+  const model = L.loadModel(fx);
+  assert.deepEqual(model.info.rope_scaling, { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4,
+    original_max_position_embeddings: 64 });
+  const logits = (m) => {
+    const s = m.createSession();
+    s.forward(prompt);
+    const out = s.logits();
+    m.free();
+    return out;
+  };
+  const scaled = logits(model);
+  const load = (change) => L.loadModel({ config: JSON.stringify({ ...cfg, ...change }), weights: fx.weights });
+  // without the scaling the low frequencies turn 8 times faster: other logits
+  const plain = load({ rope_scaling: null });
+  assert.equal(plain.info.rope_scaling, undefined);
+  assert.notEqual(compareArrays(logits(plain), scaled), null, 'the scaling changes the logits');
+  assert.equal(compareArrays(logits(load({ rope_scaling: { ...cfg.rope_scaling, rope_type: 'default' } })), logits(load({ rope_scaling: null }))),
+    null, 'rope_type "default" is no scaling');
+  // older configs name the type "type"; newer ones keep the scaling and rope_theta in rope_parameters
+  const { rope_type, ...rest } = cfg.rope_scaling;
+  assert.deepEqual(logits(load({ rope_scaling: { ...rest, type: rope_type } })), scaled, '"type"');
+  const { rope_theta, ...noTheta } = cfg;
+  const v5 = L.loadModel({ config: JSON.stringify({ ...noTheta, rope_scaling: undefined,
+    rope_parameters: { ...cfg.rope_scaling, rope_theta } }), weights: fx.weights });
+  assert.deepEqual(logits(v5), scaled, 'rope_parameters');
+  const theta = L.loadModel({ config: JSON.stringify({ ...noTheta, rope_scaling: undefined,
+    rope_parameters: { rope_type: 'default', rope_theta: 500 } }), weights: fx.weights });
+  assert.equal(theta.info.rope_theta, 500, 'rope_theta read from rope_parameters');
+  theta.free();
 });

@@ -1,14 +1,15 @@
 // The model's weights by TransformerLens name (model.tensor): every name in model.info.model_tensors,
 // in TransformerLens's shapes, equal to what the PyTorch twin arranges from the same file
 // (tests/fixtures/*/tl_weights.safetensors, written by gpt2_ref.tl_weights,
-// transformer_ref.tl_weights and llama_ref.tl_weights), whatever precision the engine holds the weights in; and the
+// transformer_ref.tl_weights, llama_ref.tl_weights and neox_ref.tl_weights), whatever precision the engine holds the weights in; and the
 // weights mean what TransformerLens says they mean: q = x W_Q[h] + b_Q[h] reproduces hook_q.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lantern, readFixture, readSafetensors, readGolden, FIXTURES } from './helpers.mjs';
 
 const L = await lantern();
-const NAMES = ['gpt2-tiny', 'gpt2-tiny-f16', 'gpt2-odd', 'gpt2-odd-bf16', 'transformer-tiny', 'transformer-odd', 'llama-tiny', 'qwen2-odd'];
+const NAMES = ['gpt2-tiny', 'gpt2-tiny-f16', 'gpt2-odd', 'gpt2-odd-bf16', 'transformer-tiny', 'transformer-odd', 'llama-tiny', 'qwen2-odd',
+  'llama3-scaled', 'pythia-tiny', 'neox-odd'];
 
 /** The largest |a - b| and where. */
 function worst(a, b) {
@@ -21,8 +22,7 @@ function worst(a, b) {
 }
 
 for (const name of NAMES) {
-  const gpt = name.startsWith('gpt2') || name.startsWith('llama') || name.startsWith('qwen2');
-  for (const precision of gpt ? ['f32', 'stored', 'int8'] : ['f32']) {
+  for (const precision of ['f32', 'stored', 'int8']) {
     test(`${name} (${precision}): every weight by TransformerLens name equals the PyTorch twin's`, () => {
       const { tensors } = readSafetensors(`${FIXTURES}${name}/tl_weights.safetensors`);
       const model = L.loadModel({ ...readFixture(name), precision });

@@ -220,10 +220,46 @@ test('configs the family does not implement are refused with the reason; aliases
   half.free();
 });
 
-test('weights by TransformerLens name are not there yet for GPT-NeoX: an empty list and a clear refusal, not garbage', async () => {
+test('weights by TransformerLens name: W_Q, W_K, W_V split from the fused query_key_value reproduce hook_q, hook_k, hook_v; W_O hook_attn_out', async () => {
+  // every name against the twin's convert_neox_weights arrangement: tests/model_tensors.test.mjs
   const L = await lantern();
-  const model = L.loadModel(readFixture('pythia-tiny'));
-  assert.deepEqual(model.info.model_tensors, []);
-  assert.throws(() => model.tensor('blocks.0.attn.W_Q'), /the model has no tensor named "blocks\.0\.attn\.W_Q"/);
-  model.free();
+  for (const name of ['pythia-tiny', 'neox-odd']) {
+    const model = L.loadModel(readFixture(name));
+    const { n_head: H, d_head: dh, d_model: d, n_layer } = model.info;
+    assert.equal(model.info.model_tensors.length, 1 + n_layer * 16 + 4, `${name}: W_E, 16 a block, ln_final.w/b, W_U, b_U`);
+    assert.ok(!model.info.model_tensors.includes('W_pos'), 'rotary: no position table');
+    const { prompt } = readGolden(name);
+    const s = model.createSession({ capture: 'blocks.1.ln1.hook_normalized, blocks.1.attn.hook_q, blocks.1.attn.hook_k, ' +
+      'blocks.1.attn.hook_v, blocks.1.attn.hook_z, blocks.1.hook_attn_out' });
+    s.forward(prompt);
+    const xn = s.tensor('blocks.1.ln1.hook_normalized').data;
+    const T = prompt.length;
+    for (const x of ['Q', 'K', 'V']) {
+      const W = model.tensor(`blocks.1.attn.W_${x}`), b = model.tensor(`blocks.1.attn.b_${x}`).data;
+      assert.deepEqual(W.shape, [H, d, dh]);
+      const want = s.tensor(`blocks.1.attn.hook_${x.toLowerCase()}`).data;
+      let err = 0;
+      for (let p = 0; p < T; p++)
+        for (let h = 0; h < H; h++)
+          for (let e = 0; e < dh; e++) {
+            let acc = b[h * dh + e];
+            for (let c = 0; c < d; c++) acc += xn[p * d + c] * W.data[(h * d + c) * dh + e];
+            err = Math.max(err, Math.abs(acc - want[(p * H + h) * dh + e]));
+          }
+      assert.ok(err < 1e-4, `${name}: x W_${x} + b_${x} off hook_${x.toLowerCase()} by ${err}`);
+    }
+    const z = s.tensor('blocks.1.attn.hook_z').data, out = s.tensor('blocks.1.hook_attn_out').data;
+    const WO = model.tensor('blocks.1.attn.W_O'), bO = model.tensor('blocks.1.attn.b_O').data;
+    assert.deepEqual(WO.shape, [H, dh, d]);
+    let err = 0;
+    for (let p = 0; p < T; p++)
+      for (let c = 0; c < d; c++) {
+        let acc = bO[c];
+        for (let h = 0; h < H; h++) for (let e = 0; e < dh; e++) acc += z[(p * H + h) * dh + e] * WO.data[(h * dh + e) * d + c];
+        err = Math.max(err, Math.abs(acc - out[p * d + c]));
+      }
+    assert.ok(err < 1e-4, `${name}: z W_O + b_O off hook_attn_out by ${err}`);
+    assert.throws(() => model.tensor('W_pos'), /the model has no tensor named "W_pos"/);
+    model.free();
+  }
 });

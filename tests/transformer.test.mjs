@@ -3,7 +3,9 @@
 // cache, rewind, the padding and causal masks, positional encodings, and bad calls.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FIXTURES, lantern, readFixture, readSafetensors, expectClose, expectEveryHook, sliceRows } from './helpers.mjs';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { FIXTURES, lantern, readFixture, readSafetensors, expectClose, expectEveryHook, sliceRows, compareArrays } from './helpers.mjs';
 
 const L = await lantern();
 const NAMES = ['transformer-tiny', 'transformer-odd'];
@@ -162,6 +164,70 @@ for (const name of NAMES) {
     model.free();
   });
 }
+
+// Weight precisions, as the decoder-only families have them (tests/neox.test.mjs, llama.test.mjs):
+// 16-bit matrices kept as the file stores them compute on exactly the widened values, and int8
+// (blocks of 32 inputs with a scale each) stays within its quantisation error.
+for (const name of NAMES) {
+  test(`${name}: f32 and 16-bit in memory give the twin's logits; int8 stays within its quantisation error`, () => {
+    const { tensors, src, tgt } = golden(name);
+    const want = sliceRows(tensors.get('logits'), tgt.length - 1, tgt.length).data;
+    const top = (a) => a.indexOf(Math.max(...a));
+    const scale = Math.max(...want.map(Math.abs));
+    // transformer-odd is F16 with widths 30 and 50, no multiple of the 32-weight block: int8 leaves it
+    // f32; transformer-tiny is F32 (nothing to keep in 16 bits) with widths 32 and 64
+    const stored = name === 'transformer-odd' ? 'F16' : 'F32', int8 = name === 'transformer-tiny' ? 'INT8' : 'F32';
+    for (const [precision, memory, atol] of [['f32', 'F32', 1e-4], ['auto', 'F32', 1e-4], ['stored', stored, 1e-4],
+      ['int8', int8, 0.05 * scale]]) {
+      const model = L.loadModel({ ...readFixture(name), precision });
+      assert.equal(model.info.weights_in_memory, memory, precision);
+      const s = model.createSession();
+      s.encode(src);
+      s.forward(tgt);
+      assert.equal(compareArrays(s.logits(), want, { atol, rtol: 1e-4 }), null, precision);
+      assert.equal(top(s.logits()), top(want), `${precision}: the same next token`);
+      model.free();
+    }
+  });
+}
+
+test('encoder-decoder: 16-bit weights in memory give every hook of f32 bit for bit (transformer-odd, the shipped zh-en)', () => {
+  const zh = fileURLToPath(new URL('../weights/zh-en/', import.meta.url));
+  const models = [['transformer-odd', readFixture('transformer-odd')],
+    ['zh-en', { config: readFileSync(`${zh}config.json`, 'utf8'), weights: new Uint8Array(readFileSync(`${zh}model.safetensors`)) }]];
+  for (const [name, files] of models) {
+    const run = (precision) => {
+      const model = L.loadModel({ ...files, precision });
+      const s = model.createSession({ capture: '*' });
+      s.encode([3, 4, 5, 6, 7]);
+      s.forward([model.info.bos_token_id, 8, 9, 10]);
+      const out = { memory: model.info.weights_in_memory, bytes: model.info.weight_bytes,
+        hooks: new Map(s.tensorList().map(({ name: n }) => [n, s.tensor(n).data])) };
+      model.free();
+      return out;
+    };
+    const f32 = run('f32'), half = run('stored');
+    assert.deepEqual([f32.memory, half.memory], ['F32', 'F16'], name);
+    assert.ok(half.bytes < 0.6 * f32.bytes, `${name}: ${half.bytes} bytes in 16 bits, ${f32.bytes} in f32`);
+    assert.deepEqual([...half.hooks.keys()], [...f32.hooks.keys()]);
+    for (const [hook, data] of f32.hooks) assert.deepEqual(half.hooks.get(hook), data, `${name}: ${hook}`);
+  }
+});
+
+test('encoder-decoder int8: the weights by name are the dequantized values, within half a step of the file\'s', () => {
+  const f32 = L.loadModel({ ...readFixture('transformer-tiny'), precision: 'f32' });
+  const q8 = L.loadModel({ ...readFixture('transformer-tiny'), precision: 'int8' });
+  assert.equal(q8.info.weights_in_memory, 'INT8');
+  assert.ok(q8.info.weight_bytes < 0.5 * f32.info.weight_bytes, 'a quarter of the matrices\' bytes, and the f32 rest');
+  for (const name of ['encoder.W_E', 'decoder.blocks.1.cross_attn.W_K', 'encoder.blocks.0.mlp.W_out', 'W_U']) {
+    const a = f32.tensor(name).data, b = q8.tensor(name).data;
+    let top = 0, worst = 0;
+    for (let i = 0; i < a.length; i++) top = Math.max(top, Math.abs(a[i])), worst = Math.max(worst, Math.abs(a[i] - b[i]));
+    assert.ok(worst > 0 && worst <= top / 254 * 1.0001, `${name}: int8 off by ${worst}, half a step is at most ${top / 254}`);
+  }
+  f32.free();
+  q8.free();
+});
 
 test('positional encodings: the sinusoid table of the paper, and learned tables as stored', () => {
   const model = L.loadModel(readFixture('transformer-tiny'));

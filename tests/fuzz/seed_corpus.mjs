@@ -26,6 +26,7 @@ out('config', 'transformer-odd', fx('transformer-odd/config.json'));
 out('config', 'transformer-tiny', fx('transformer-tiny/config.json'));
 out('config', 'llama-tiny', fx('llama-tiny/config.json'));
 out('config', 'qwen2-odd', fx('qwen2-odd/config.json'));
+out('config', 'llama3-scaled', fx('llama3-scaled/config.json')); // rope_scaling "llama3"
 out('config', 'pythia-tiny', fx('pythia-tiny/config.json'));
 out('config', 'neox-odd', fx('neox-odd/config.json'));
 out('config', 'bad', Buffer.from('{"n_layer": 2, "n_head": 3, "n_embd": [30], "vocab_size": 1e99}'));

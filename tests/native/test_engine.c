@@ -163,6 +163,48 @@ static void test_golden(const char *name, const char *golden) {
     free_fixture(&fx);
 }
 
+/* Every weight by TransformerLens name (lt_model_tensor) in every precision, read whole under the
+ * sanitizers: each name model_tensors lists gives a tensor of a shape's worth of finite values
+ * (the values themselves are checked against the twin by tests/model_tensors.test.mjs). */
+static void test_weights_by_name(const char *name) {
+    fixture fx;
+    load_fixture(&fx, name);
+    for (int32_t precision = LT_PRECISION_AUTO; precision <= LT_PRECISION_INT8; precision++) {
+        lt_model_params p = lt_model_default_params();
+        p.precision = (lt_precision)precision;
+        lt_model *m = NULL;
+        if (lt_model_load((const char *)fx.config.data, fx.config.len, fx.weights.data, fx.weights.len, p, &m)) {
+            CHECK(0, "%s precision %d: %s", name, (int)precision, lt_last_error());
+            continue;
+        }
+        lt_json *info = NULL;
+        const char *d = lt_model_describe(m);
+        CHECK(lt_json_parse(d, strlen(d), "description", &info) == LT_OK, "%s: description", name);
+        const lt_json *names = info ? lt_json_get(info, "model_tensors") : NULL;
+        CHECK(names && names->type == LT_JSON_ARRAY && names->n > 4, "%s: model_tensors", name);
+        for (size_t i = 0; names && i < names->n; i++) {
+            const float *data;
+            int32_t shape[LT_MAX_DIMS], ndim;
+            const char *tn = names->items[i].string;
+            if (lt_model_tensor(m, tn, &data, shape, &ndim)) {
+                CHECK(0, "%s %s: %s", name, tn, lt_last_error());
+                continue;
+            }
+            size_t n = 1, bad = 0;
+            for (int32_t k = 0; k < ndim; k++) n *= (size_t)shape[k];
+            for (size_t j = 0; j < n; j++) bad += !isfinite(data[j]);
+            CHECK(ndim >= 1 && ndim <= 3 && !bad, "%s %s: ndim %d, %zu values not finite", name, tn, (int)ndim, bad);
+        }
+        const float *data;
+        int32_t shape[LT_MAX_DIMS], ndim;
+        CHECK(lt_model_tensor(m, "blocks.99.attn.W_Q", &data, shape, &ndim) == LT_ERR_INVALID_ARGUMENT,
+              "%s: a layer the model lacks", name);
+        lt_json_free(info);
+        lt_model_free(m);
+    }
+    free_fixture(&fx);
+}
+
 /* A copy of one tensor as a session showed it. */
 typedef struct { float *data; int32_t shape[LT_MAX_DIMS], ndim; size_t numel; } saved_tensor;
 
@@ -533,6 +575,11 @@ int main(int argc, char **argv) {
         test_golden(encoder_decoders[i], "golden.safetensors");
         test_golden(encoder_decoders[i], "golden-padded.safetensors");
     }
+    const char *decoders[] = {"llama-tiny", "qwen2-odd", "llama3-scaled", "pythia-tiny", "neox-odd"};
+    for (size_t i = 0; i < sizeof decoders / sizeof *decoders; i++) test_golden(decoders[i], "golden.safetensors");
+    const char *all[] = {"gpt2-odd", "gpt2-tiny-f16", "transformer-tiny", "transformer-odd", "llama-tiny", "qwen2-odd",
+                         "llama3-scaled", "pythia-tiny", "neox-odd"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) test_weights_by_name(all[i]);
     test_bad_files("gpt2-odd");
     test_bad_files("transformer-odd");
     const char *rewinds[] = {"gpt2-tiny", "gpt2-odd", "transformer-tiny", "transformer-odd"};

@@ -36,12 +36,38 @@ def dims(cfg):
     return d, H, Hkv, dh
 
 
-def rotary(cfg, T, p0=0):
-    """cos and sin [T, d_head] for positions p0 .. p0 + T - 1: the frequencies theta^(-2i/d_head)
-    for i < d_head / 2, repeated for the two halves (Hugging Face's layout)."""
+def rope_scaling(cfg):
+    """The rope scaling object (rope_scaling, or newer configs' rope_parameters) and its type."""
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    return rs, rs.get("rope_type", rs.get("type", "default"))
+
+
+def inv_freq(cfg):
+    """theta^(-2i/d_head) for i < d_head / 2; under rope_type "llama3", Hugging Face's
+    _compute_llama3_parameters: wavelengths 2 pi / f longer than original / low_freq_factor divided
+    by factor, shorter than original / high_freq_factor kept, the band between blended by
+    smooth = (original / wavelength - low) / (high - low)."""
     _, _, _, dh = dims(cfg)
-    theta = cfg.get("rope_theta", 10000.0)
+    rs, kind = rope_scaling(cfg)
+    theta = cfg.get("rope_theta", rs.get("rope_theta", 10000.0))
     inv = 1.0 / (theta ** (torch.arange(0, dh, 2, dtype=torch.float64) / dh))
+    if kind == "default":
+        return inv
+    assert kind == "llama3", kind
+    factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    wavelen = 2 * math.pi / inv
+    scaled = torch.where(wavelen > old / low, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < old / high) & ~(wavelen > old / low)
+    return torch.where(medium, smoothed, scaled)
+
+
+def rotary(cfg, T, p0=0):
+    """cos and sin [T, d_head] for positions p0 .. p0 + T - 1: the frequencies inv_freq(cfg),
+    repeated for the two halves (Hugging Face's layout)."""
+    inv = inv_freq(cfg)
     angles = torch.arange(p0, p0 + T, dtype=torch.float64)[:, None] * inv[None, :]
     emb = torch.cat([angles, angles], dim=-1)
     return emb.cos(), emb.sin()

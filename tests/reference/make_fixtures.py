@@ -402,6 +402,16 @@ LLAMA_FIXTURES = {
     "qwen2-odd": dict(model_type="qwen2", arch="Qwen2ForCausalLM", d=30, H=3, Hkv=1, f=50, n_layer=2,
                       vocab=97, ctx=11, tied=True, bias=True, theta=1e6, eps=1e-6,
                       dtype=torch.float16, seed=32, prompt_len=11),
+    # Llama 3.2's shape: rope_scaling "llama3" (original context 64, so that with rope_theta 10000
+    # and heads of 16 the eight frequencies fall in all three bands: kept, blended, divided by 8),
+    # head_dim given, grouped-query attention, a tied output, BF16, the keys Llama 3.2 configs carry
+    "llama3-scaled": dict(model_type="llama", arch="LlamaForCausalLM", d=64, H=4, Hkv=2, f=96, n_layer=2,
+                          vocab=128, ctx=32, tied=True, bias=False, theta=10000.0, eps=1e-5,
+                          dtype=torch.bfloat16, seed=33, prompt_len=13,
+                          extra={"head_dim": 16, "attention_bias": False, "mlp_bias": False, "pretraining_tp": 1,
+                                 "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": [2, 3],
+                                 "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                                  "original_max_position_embeddings": 64, "rope_type": "llama3"}}),
 }
 
 
@@ -437,7 +447,9 @@ def write_llama_fixture(name, spec):
            "num_attention_heads": H, "num_key_value_heads": Hkv, "intermediate_size": f,
            "num_hidden_layers": spec["n_layer"], "vocab_size": V, "max_position_embeddings": spec["ctx"],
            "rms_norm_eps": spec["eps"], "rope_theta": spec["theta"], "hidden_act": "silu",
-           "tie_word_embeddings": spec["tied"], "torch_dtype": "float32" if spec["dtype"] == torch.float32 else "float16"}
+           "tie_word_embeddings": spec["tied"],
+           "torch_dtype": {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}[spec["dtype"]]}
+    cfg.update(spec.get("extra", {}))
     with open(os.path.join(folder, "config.json"), "w") as fh:
         json.dump(cfg, fh, indent=2)
         fh.write("\n")
@@ -451,8 +463,10 @@ def write_llama_fixture(name, spec):
         top = torch.topk(llama_ref.run(cfg_back, w_back, ids)["logits"][-1], 2)
         gaps.append(float(top.values[0] - top.values[1]))
         ids.append(int(top.indices[0]))
+    # the gap rounded: float64 matmuls differ in their last bits with where the process's memory lies
     safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
-                        {"prompt": json.dumps(prompt), "greedy": json.dumps(ids), "greedy_gap": json.dumps(min(gaps))})
+                        {"prompt": json.dumps(prompt), "greedy": json.dumps(ids),
+                         "greedy_gap": json.dumps(round(min(gaps), 9))})
     write_tl_weights(folder, llama_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
@@ -528,6 +542,7 @@ def write_neox_fixture(name, spec):
     hooks = neox_ref.run(cfg_back, w_back, prompt)
     safetensors_io.save(os.path.join(folder, "golden.safetensors"), {k: v.to(torch.float32) for k, v in hooks.items()},
                         {"prompt": json.dumps(prompt)})
+    write_tl_weights(folder, neox_ref.tl_weights(cfg_back, w_back))
     print(f"{name}: {sum(t.numel() for t in w.values())} parameters, prompt {prompt}")
 
 

@@ -155,6 +155,43 @@ def logit_attribution(cfg, w, hooks, row, token):
     return ((c - c.mean(-1, keepdim=True)) / hooks["ln_final.hook_scale"][row]) @ direction
 
 
+def tl_weights(cfg, w):
+    """The weights by TransformerLens name, in TransformerLens's shapes (its convert_neox_weights):
+    the fused query_key_value [(head, q|k|v, d_head), d_model] rearranged "(i qkv h) m -> qkv i m h"
+    into W_Q, W_K, W_V [n_heads, d_model, d_head] and its bias into b_Q, b_K, b_V [n_heads, d_head];
+    W_O = attention.dense's weight "m (i h) -> i h m"; W_in, W_out the MLP's weights transposed;
+    no W_pos (rotary); b_U and the biases a model lacks as zeros."""
+    d, H = cfg["hidden_size"], cfg["num_attention_heads"]
+    dh = d // H
+    f = cfg["intermediate_size"]
+    tied = cfg.get("tie_word_embeddings", False)
+    zeros = lambda n: torch.zeros(n, dtype=torch.float64)  # noqa: E731
+    out = {"W_E": w["gpt_neox.embed_in.weight"],
+           "ln_final.w": w["gpt_neox.final_layer_norm.weight"], "ln_final.b": w["gpt_neox.final_layer_norm.bias"],
+           "W_U": (w["gpt_neox.embed_in.weight"] if tied else w["embed_out.weight"]).T,
+           "b_U": zeros(cfg["vocab_size"])}
+    for l in range(cfg["num_hidden_layers"]):
+        p, b = f"gpt_neox.layers.{l}.", f"blocks.{l}."
+        out[b + "ln1.w"] = w[p + "input_layernorm.weight"]
+        out[b + "ln1.b"] = w[p + "input_layernorm.bias"]
+        out[b + "ln2.w"] = w[p + "post_attention_layernorm.weight"]
+        out[b + "ln2.b"] = w[p + "post_attention_layernorm.bias"]
+        W = w[p + "attention.query_key_value.weight"].reshape(H, 3, dh, d).permute(1, 0, 3, 2)  # [qkv, i, m, h]
+        bias = w.get(p + "attention.query_key_value.bias")
+        bias = (bias if bias is not None else zeros(3 * d)).reshape(H, 3, dh).permute(1, 0, 2)  # [qkv, i, h]
+        for i, n in enumerate("QKV"):
+            out[b + f"attn.W_{n}"] = W[i]
+            out[b + f"attn.b_{n}"] = bias[i]
+        out[b + "attn.W_O"] = w[p + "attention.dense.weight"].reshape(d, H, dh).permute(1, 2, 0)
+        ob = w.get(p + "attention.dense.bias")
+        out[b + "attn.b_O"] = ob if ob is not None else zeros(d)
+        out[b + "mlp.W_in"] = w[p + "mlp.dense_h_to_4h.weight"].T
+        out[b + "mlp.b_in"] = w.get(p + "mlp.dense_h_to_4h.bias", zeros(f))
+        out[b + "mlp.W_out"] = w[p + "mlp.dense_4h_to_h.weight"].T
+        out[b + "mlp.b_out"] = w.get(p + "mlp.dense_4h_to_h.bias", zeros(d))
+    return out
+
+
 def main():
     cfg, w = load_model(sys.argv[1])
     ids = [int(a) for a in sys.argv[2:]]
