@@ -12,10 +12,15 @@ export class LanternError extends Error {
 export type Build = 'strict' | 'relaxed' | 'threads';
 
 export interface CreateOptions {
-  /** 'strict' (the default: the numbers the golden tests check), 'relaxed', 'threads', or 'auto'. */
+  /** 'strict' (the default: the numbers the golden tests check), 'relaxed', 'threads', or 'auto'
+   * (the fastest for the model `config` describes: see autoBuild). */
   build?: Build | 'auto';
+  /** config.json of the model to be run, for 'auto' (default: a model of unknown size). */
+  config?: FileData | object;
   /** Threads for the threaded build, the calling one included: 1 to 16 (default: the cores, up to 8). */
   threads?: number;
+  /** Start the threaded build's helper threads only at lantern.startHelpers() (default: at once). */
+  deferHelpers?: boolean;
   /** A module of your own instead of the build's file beside lantern.js. */
   wasmBytes?: Uint8Array | ArrayBuffer;
   wasmUrl?: string | URL;
@@ -23,6 +28,12 @@ export interface CreateOptions {
 
 /** Instantiate the engine. */
 export function createLantern(options?: CreateOptions): Promise<Lantern>;
+/** Multiply-adds in the weight matrices of one decode step of the model a config.json describes (0: no sizes). */
+export function stepWork(config: FileData | object | null): number;
+/** Decode steps below this many multiply-adds run on one thread under 'auto'. */
+export const THREADS_MIN_WORK: number;
+/** The build 'auto' takes here for the model a config.json describes (null: of unknown size), with `threads` wanted. */
+export function autoBuild(config?: FileData | object | null, threads?: number): Build;
 /** Whether this JavaScript engine runs relaxed SIMD. */
 export function hasRelaxedSimd(): boolean;
 /** Whether helper threads can share the engine's memory here (a cross-origin isolated page, or Node). */
@@ -67,6 +78,8 @@ export class Lantern {
   readonly threads: number;
   loadModel(options: LoadModelOptions): Model;
   loadTokenizer(options: LoadTokenizerOptions): Tokenizer;
+  /** Start a threaded engine's helper threads (when created with deferHelpers); resolves once they run. */
+  startHelpers(): Promise<void>;
   /** End the helper threads; the engine goes on, on one thread. */
   close(): void;
 }

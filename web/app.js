@@ -64,6 +64,7 @@ import { createAblate } from './views/ablate.js';
 import { createPatching } from './views/patching.js';
 import { createLens } from './views/lens.js';
 import { createAttribution } from './views/attribution.js';
+import { createCompare } from './views/compare.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -72,6 +73,10 @@ const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
 const MODELS = [
   { id: 'austen', name: 'austen: a small GPT trained on Jane Austen', zh: 'austen：用简·奥斯汀小说训练的小型 GPT', base: '../weights/austen/',
     prompt: 'It is a truth universally acknowledged, that a single man' },
+  // the same text, tokenizer and budget with rotary positions, RMSNorm and SwiGLU: listed once its
+  // folder is there (optional: checked at start-up)
+  { id: 'austen-llama', name: 'austen-llama: the same, Llama-style (rotary positions)', zh: 'austen-llama：同上，Llama 风格（旋转位置编码）', base: '../weights/austen-llama/',
+    prompt: 'It is a truth universally acknowledged, that a single man', optional: true },
   { id: 'poetry', name: 'poetry: Tang poems, one character per token', zh: 'poetry：唐诗，每个字一个词元', base: '../weights/poetry/', prompt: '床前明月光，疑是地上霜。' },
   { id: 'induction', name: 'induction: two attention-only layers with an induction head', zh: 'induction：两层纯注意力模型，含一个归纳头', base: '../weights/induction/',
     prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
@@ -498,7 +503,9 @@ function describeModel() {
     (loaded.build !== 'threads' && !globalThis.crossOriginIsolated ? t('oneThread') : '');
   const name = loaded.origin === 'files' ? t('yourModel') : loaded.name; // the files' names are in the menu
   const ignored = /^(\d+) tensors? in model\.safetensors/.exec(info.warnings?.[0] ?? '');
-  $('model-name').textContent = (translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine)) +
+  // a Llama-style or GPT-NeoX model: its architecture in a line (norm, positions, MLP, heads, BOS)
+  const arch = !translating() && info.family !== 'gpt2' ? ` — ${t('archLine', info, loaded.bos)}` : '';
+  $('model-name').textContent = (translating() ? t('describeTranslator', info, name, kind, engine) : t('describeGpt', info, name, kind, engine)) + arch +
     (ignored ? t('ignoredTensors', Number(ignored[1])) : '') +
     (info.weights_in_memory === 'INT8' ? t('inMemory', info.weights_in_memory) : ''); // as chosen before a large download
 }
@@ -540,7 +547,7 @@ function onLoaded(d) {
   for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
   $('error').textContent = '';
-  positions.update(d.pe, translating() && info.positions === 'sinusoidal', `${d.name}|${d.origin}|${++loadCount}`);
+  positions.update(d.pe, translating() && info.positions === 'sinusoidal', `${d.name}|${d.origin}|${++loadCount}`, info);
   if (translating() && S.steps.length === 0) translate();
   else requestView();
 }
@@ -741,7 +748,7 @@ function relabel() {
 }
 
 function fillModelMenu() {
-  const options = MODELS.map((m) => new Option(S.lang === 'zh' ? m.zh : m.name, m.id, false, m.id === S.model));
+  const options = MODELS.filter((m) => !m.optional || m.present || m.id === S.model).map((m) => new Option(S.lang === 'zh' ? m.zh : m.name, m.id, false, m.id === S.model));
   if (S.model === 'files') options.push(new Option(t('filesOption', S.filesName), 'files', false, true));
   if (S.model === 'url') options.push(new Option(t('urlOption', modelUrlName(S.modelUrl)), 'url', false, true));
   $('model').replaceChildren(...options);
@@ -815,6 +822,70 @@ $('open-anyway').addEventListener('click', () => {
 });
 document.addEventListener('dragover', (e) => e.preventDefault());
 document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataTransfer.files); });
+
+// ---------------------------------------------------------------- two models side by side
+
+// Rotary against learned positions (views/compare.js): shown when both folders are there with their
+// metrics.json; their patterns come from a worker of its own, asked only while the panel is on
+// screen. The pair: austen and austen-llama, or globalThis.lanternCompare ([{ name, base }] x 2).
+const compareView = createCompare({
+  root: $('compare'), loss: $('compare-loss'), layer: $('compare-layer'), status: $('compare-status'),
+  onLayer: (l) => { compareLayer = l; requestCompare(); },
+});
+let compareWorker = null, comparePair = null, compareOnScreen = false, compareLayer = 0, compareId = 0, compareTimer = 0, compareAsked = '';
+function requestCompare() {
+  if (!comparePair || !compareOnScreen) return;
+  const text = S.prompt ?? '';
+  const key = `${text}|${compareLayer}`;
+  if (key === compareAsked) return;
+  clearTimeout(compareTimer);
+  compareTimer = setTimeout(() => {
+    compareAsked = key;
+    if (!compareWorker) {
+      compareWorker = new Worker(workerUrl, { type: 'module' });
+      compareWorker.onmessage = ({ data: d }) => {
+        if (d.id !== compareId) return;
+        if (d.type === 'compared') compareView.update({ layer: compareLayer, models: d.models }, `${compareAsked}|${compareId}`);
+        else if (d.type === 'error') { compareAsked = ''; compareView.error(d.message); }
+      };
+    }
+    compareView.busy();
+    compareWorker.postMessage({ type: 'compare', id: ++compareId, bases: comparePair.map((m) => m.base), text, layer: compareLayer });
+  }, 250);
+}
+/** JSON files that may be missing: asked from a throwaway worker, so that a folder not there yet
+ * (austen-llama) is a quiet null rather than a 404 in the page's console. */
+function fetchQuietly(urls) {
+  return new Promise((resolve) => {
+    const src = 'onmessage = async ({ data }) => postMessage(await Promise.all(data.map((u) => fetch(u).then((r) => (r.ok ? r.json() : null)).catch(() => null))));';
+    const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
+    const done = (v) => { w.terminate(); resolve(v); };
+    w.onmessage = ({ data }) => done(data);
+    w.onerror = () => done(urls.map(() => null));
+    w.postMessage(urls);
+  });
+}
+async function findComparePair() {
+  const pair = globalThis.lanternCompare ?? ['austen', 'austen-llama'].map((id) => {
+    const m = MODELS.find((x) => x.id === id);
+    return { name: id, base: new URL(m.base, location.href).href };
+  });
+  const metrics = await fetchQuietly(pair.map((m) => new URL('metrics.json', m.base).href));
+  if (metrics.some((m) => !m?.curve?.step)) return; // one of them is not there (yet): no panel
+  for (const m of MODELS) if (m.optional && pair.some((p) => p.base === new URL(m.base, location.href).href)) m.present = true;
+  fillModelMenu();
+  comparePair = pair;
+  compareView.setMetrics(pair.map((m) => m.name), metrics);
+  $('compare-panel').hidden = false;
+  if ('IntersectionObserver' in globalThis) {
+    new IntersectionObserver((entries) => {
+      compareOnScreen = entries.some((e) => e.isIntersecting);
+      requestCompare();
+    }, { rootMargin: '600px 0px' }).observe($('compare-panel'));
+  } else { compareOnScreen = true; requestCompare(); }
+}
+store.subscribe((changed) => { if (changed.has('prompt')) requestCompare(); if (changed.has('lang')) compareView.relabel(); });
+if (!S.embed) findComparePair();
 
 // ---------------------------------------------------------------- start
 

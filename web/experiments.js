@@ -14,7 +14,9 @@ import * as iv from './interventions.js';
 const LENS_COLUMNS = 32; // positions the lens table shows at once
 const TOP = 10;
 
-export function createExperiments({ model, tokenizer, session, translator }) {
+// bos(): the BOS id the page puts before every prompt (Llama 2's <s>), or null: the corrupted prompt
+// gets it too, so that both runs have the same positions.
+export function createExperiments({ model, tokenizer, session, translator, bos = () => null }) {
   let specs = [];        // the edit specs in force on the main session
   let editKey = '';      // and their key (ablations, and the prompt when a mean is among them)
   let means = null;      // { key, layers: [Float64Array per layer] } over the prompt
@@ -164,9 +166,10 @@ export function createExperiments({ model, tokenizer, session, translator }) {
       for (let id = 0; id < model().nVocab; id++) if (!used.has(id) && /^[\p{L}\p{N}]+$/u.test(display(id).trim())) return id;
       return ids[0] === 0 ? 1 : 0;
     };
-    const sug = iv.suggestPatch(clean, notIn);
+    const b0 = bos();
+    const sug = iv.suggestPatch(b0 != null ? clean.slice(1) : clean, notIn);
     const corruptText = want.corrupt ?? tokenizer().decode(sug.corrupted);
-    const corrupted = Array.from(tokenizer().encode(corruptText, { special: true }));
+    const corrupted = [...(b0 != null ? [b0] : []), ...tokenizer().encode(corruptText, { special: true })];
     // the two runs' top predictions, for the token menus and the defaults
     plain ??= model().createSession();
     bring(plain, clean);
@@ -222,7 +225,8 @@ export function createExperiments({ model, tokenizer, session, translator }) {
     /** Run activation patching: the sweeps over resid_pre and z, reporting each as it starts. */
     patch(seq, { corrupt, a, b }, report) {
       const clean = seq.ids;
-      const corrupted = Array.from(tokenizer().encode(corrupt ?? '', { special: true }));
+      const b0 = bos();
+      const corrupted = [...(b0 != null ? [b0] : []), ...tokenizer().encode(corrupt ?? '', { special: true })];
       if (corrupted.length !== clean.length) {
         const e = new Error(`the corrupted prompt has ${corrupted.length} tokens and the clean one ${clean.length}: patching needs the same number`);
         e.code = 'patch-length';

@@ -157,7 +157,7 @@ function looksByteLevel(vocab) {
 }
 
 /**
- * Fetch a model folder. Resolves to { files: { config, weights, tokenizerJson, vocab, merges }
+ * Fetch a model folder. Resolves to { files: { config, weights, tokenizerJson, vocab, merges, tokenizerConfig }
  * (Uint8Arrays or null), fromCache, bytes, store() } where store() keeps what was downloaded in
  * the cache (call it once the model has loaded).
  * Options: onProgress(loaded, total, file, fromCache) for the weights; cache (true: read and write the
@@ -199,6 +199,8 @@ export async function fetchModel(base, { onProgress = () => {}, cache = false, a
   await small('config.json', true);
   // tokenizer.json is what the loader prefers: with it, vocab.json and merges.txt are not needed
   await small('tokenizer.json', false);
+  // beside a tokenizer.json, tokenizer_config.json says whether the text starts with BOS (optional)
+  if (got['tokenizer.json']) await small('tokenizer_config.json', false);
   if (!got['tokenizer.json']) await Promise.all(['vocab.json', 'merges.txt'].map((f) => small(f, false)));
   if (!got['tokenizer.json']) {
     if (!got['vocab.json'] && got['merges.txt']) {
@@ -250,6 +252,7 @@ function filesOf(got) {
     tokenizerJson: got['tokenizer.json'] ?? null,
     vocab: got['tokenizer.json'] ? null : got['vocab.json'] ?? null,
     merges: got['merges.txt'] ?? null,
+    tokenizerConfig: got['tokenizer_config.json'] ?? null,
   };
 }
 

@@ -39,6 +39,16 @@ async function fetchBytes(url) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** Compile the module at url. Served as application/wasm it compiles while it downloads
+ * (WebAssembly.compileStreaming), and a browser may keep the compiled code with the cached file. */
+async function compileUrl(url) {
+  if (url.protocol === 'file:' || typeof WebAssembly.compileStreaming !== 'function') return WebAssembly.compile(await fetchBytes(url));
+  const response = await fetch(url);
+  if (!response.ok) throw new LanternError(`cannot fetch ${url}: HTTP ${response.status}`);
+  if (/^application\/wasm\s*(;|$)/i.test(response.headers.get('Content-Type') ?? '')) return WebAssembly.compileStreaming(response);
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
 // A one-function module that uses f32x4.relaxed_madd (final encoding 0xfd 0x85 0x02): where it
 // validates, the relaxed-SIMD build runs.
 const RELAXED_PROBE = new Uint8Array([
@@ -63,6 +73,51 @@ export function canUseThreads() {
   return isNode || (globalThis.crossOriginIsolated === true && typeof Worker !== 'undefined');
 }
 
+/** Multiply-adds per decode step below which 'auto' runs one thread (see autoBuild). A step of a
+ * model this small is over in well under a millisecond: the threads' hand-offs, a dozen per layer,
+ * eat what splitting saves, and the one-thread build may use relaxed SIMD, which the threaded
+ * build does not. 16 M is a model of d_model 512 and 6 layers; GPT-2 small is 85 M. */
+export const THREADS_MIN_WORK = 16e6;
+
+/**
+ * Multiply-adds in the weight matrices of one decode step of the model a config.json describes
+ * (text, bytes or the parsed object): attention's projections, the MLP, the unembedding, and an
+ * encoder-decoder's cross-attention. 0 when the config names no sizes. What splitting a step
+ * across threads could share out.
+ */
+export function stepWork(config) {
+  let c = config;
+  try {
+    if (typeof c === 'string') c = JSON.parse(c);
+    else if (c instanceof Uint8Array || c instanceof ArrayBuffer) c = JSON.parse(decoder.decode(c));
+  } catch {
+    return 0;
+  }
+  if (c == null || typeof c !== 'object') return 0;
+  const size = (...xs) => xs.find((x) => Number.isFinite(x) && x > 0) ?? 0;
+  const d = size(c.n_embd, c.d_model, c.hidden_size);
+  const layers = size(c.n_layer, c.num_hidden_layers, c.n_decoder_layers);
+  const ff = size(c.n_inner, c.intermediate_size, c.d_ff) || 4 * d;
+  const heads = size(c.n_head, c.num_attention_heads);
+  const kv = heads ? d * size(c.num_key_value_heads, heads) / heads : d; // grouped-query attention
+  const gated = /llama|mistral|qwen|gemma/.test(String(c.model_type)); // gate, up and down
+  const cross = c.model_type === 'transformer' ? 2 * d * d : 0;         // query and output projections
+  const perLayer = 2 * d * d + 2 * d * kv + (gated ? 3 : 2) * d * ff + cross;
+  return layers * perLayer + d * size(c.vocab_size, c.tgt_vocab_size);
+}
+
+/**
+ * The build 'auto' takes here for the model a config.json describes (null: a model of unknown
+ * size). Threads where they can run, with more than one thread wanted, and the model is large
+ * enough that splitting its steps pays (stepWork >= THREADS_MIN_WORK; an unknown size counts as
+ * large); else relaxed SIMD where this engine validates it; else strict. Once running, an 'auto'
+ * threaded engine also times its passes both ways and splits only while that is faster.
+ */
+export function autoBuild(config = null, threads = 2) {
+  if (canUseThreads() && threads > 1 && (config == null || stepWork(config) >= THREADS_MIN_WORK)) return 'threads';
+  return hasRelaxedSimd() ? 'relaxed' : 'strict';
+}
+
 async function defaultThreads() {
   const n = isNode ? (await import('node:os')).availableParallelism() : (globalThis.navigator?.hardwareConcurrency ?? 1);
   return Math.max(1, Math.min(8, n));
@@ -74,13 +129,21 @@ async function defaultThreads() {
  *   (multiply-adds through relaxed SIMD, possibly fused: the same numbers to rounding, faster where
  *   the machine fuses), 'threads' (the strict build's numbers, bit for bit, with matmuls and
  *   attention split across `threads` threads: needs SharedArrayBuffer, i.e. a cross-origin
- *   isolated page, or Node), or 'auto': threads under Node or on a cross-origin isolated page
- *   when there is more than one core, else relaxed where `WebAssembly.validate` accepts it, else
- *   strict (and the next one down when a build's file cannot be fetched). `lantern.build` tells
- *   which one runs.
+ *   isolated page, or Node), or 'auto': the fastest build for the model `config` describes, as
+ *   autoBuild() decides (threads under Node or on a cross-origin isolated page when there is
+ *   more than one core and the model is large enough for splitting to pay; else relaxed where
+ *   `WebAssembly.validate` accepts it; else strict; the next one down when a build's file cannot
+ *   be fetched). An 'auto' threaded engine times its passes with and without the helpers and
+ *   keeps to the faster way (mostly: one pass in 16 tries the other), so helpers that a busy
+ *   machine slows down are left idle. `lantern.build` tells which build runs.
+ * - `config`: config.json (text, bytes or object) of the model to be run, for 'auto' (default:
+ *   none, a model of unknown size).
  * - `threads`: threads in all for 'threads', the calling one included (default: the cores, up to
  *   8). Helper threads are workers running web/lantern-thread.js; `lantern.close()` ends them
  *   (under Node they never keep the process alive).
+ * - `deferHelpers`: start the helper threads only when `lantern.startHelpers()` is called (say,
+ *   once the first result is shown: starting them costs a module fetch and an instance each);
+ *   until then the threaded build runs on the calling thread alone.
  * - `wasmBytes` (Uint8Array or ArrayBuffer) or `wasmUrl`: a module of your own instead (default:
  *   the build's file next to this module; file: URLs are read with node:fs).
  */
@@ -101,15 +164,15 @@ export async function createLantern(options = {}) {
       '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp), or use build \'auto\'');
   }
   const custom = options.wasmBytes !== undefined || options.wasmUrl !== undefined;
-  let bytes = options.wasmBytes;
-  if (bytes === undefined && options.wasmUrl !== undefined) bytes = await fetchBytes(new URL(options.wasmUrl, import.meta.url));
+  const compileCustom = () => (options.wasmBytes !== undefined ? WebAssembly.compile(options.wasmBytes)
+    : compileUrl(new URL(options.wasmUrl, import.meta.url)));
   // the builds to try, best first
   const order = asked !== 'auto' ? [asked]
-    : [...(canUseThreads() && threads > 1 ? ['threads'] : []), ...(hasRelaxedSimd() ? ['relaxed'] : []), 'strict'];
+    : [...new Set([autoBuild(options.config ?? null, threads), ...(hasRelaxedSimd() ? ['relaxed'] : []), 'strict'])];
   for (const build of custom ? ['custom'] : order) {
     try {
-      const module = await WebAssembly.compile(custom ? bytes : await fetchBytes(new URL(BUILD_FILES[build], import.meta.url)));
-      const lantern = await instantiate(module, threads);
+      const module = await (custom ? compileCustom() : compileUrl(new URL(BUILD_FILES[build], import.meta.url)));
+      const lantern = await instantiate(module, threads, { defer: options.deferHelpers === true, adaptive: asked === 'auto' });
       lantern.build = build;
       return lantern;
     } catch (e) {
@@ -159,7 +222,7 @@ function sharedMemory(module) {
   throw new LanternError('cannot reserve a shared memory for the threaded engine');
 }
 
-async function instantiate(module, threads) {
+async function instantiate(module, threads, { defer = false, adaptive = false } = {}) {
   const memory = sharedMemory(module);
   let engineMemory = memory;
   // the exported memory's maximum is the build's 4 GB (-sMAXIMUM_MEMORY, --max-memory)
@@ -167,8 +230,81 @@ async function instantiate(module, threads) {
   engineMemory = memory ?? instance.exports.memory;
   instance.exports._initialize?.();
   const lantern = new Lantern({ ...instance.exports, ...(memory ? { memory } : {}) });
-  if (memory) await lantern.startHelpers(module, memory, threads);
+  if (memory && threads > 1) {
+    // the parts are set before any session exists (sessions size their scratch by them); while
+    // no helper runs, the engine runs every part itself
+    lantern.wasm.lt_par_config(threads, -1);
+    lantern.pending = { module, memory, threads };
+    if (adaptive) lantern.pace = new SplitPace(lantern);
+    if (!defer) await lantern.startHelpers();
+  }
   return lantern;
+}
+
+/** Where an 'auto' threaded engine decides, pass by pass, whether to split its work: it keeps the
+ * time per token of the last few passes made each way (steps of one token apart from longer
+ * passes), takes the way whose median is smaller (a median, as one pass the system interrupted
+ * says little), and now and then the other way, so that it notices when that one becomes faster
+ * (a core freed, or taken): one pass in 16, and half as often each time the other way is found
+ * slower again, down to one in 256 (split steps with the other core taken can take several times
+ * as long: trying them often would cost more than they could save). Both ways give the same
+ * numbers, bit for bit. */
+const NEVER_SPLIT = 1e18; // a smallest matmul worth splitting that no matmul reaches
+
+class SplitPace {
+  constructor(lantern) {
+    this.lantern = lantern;
+    this.times = [{ split: [], single: [] }, { split: [], single: [] }]; // ms per token, newest last: steps, longer passes
+    this.every = 16;     // passes between tries of the other way
+    this.untilTry = 16;  // passes left until the next try
+    this.trying = false; // this pass tries the slower way
+    this.splitting = true;
+  }
+
+  /** Before a pass of n tokens: choose the way; returns the start time (null: not timed). */
+  begin(n) {
+    const L = this.lantern;
+    if (L.helpers.length === 0 || L.wasm.lt_par_helpers() < L.helpers.length) return null; // helpers not all running
+    const c = this.times[n === 1 ? 0 : 1];
+    let split;
+    this.trying = false;
+    if (c.split.length < 3) split = true;
+    else if (c.single.length < 3) split = false;
+    else {
+      const faster = median(c.split) <= median(c.single);
+      this.trying = --this.untilTry <= 0;
+      split = this.trying ? !faster : faster;
+    }
+    if (split !== this.splitting) {
+      L.wasm.lt_par_config(L.threads, split ? -1 : NEVER_SPLIT);
+      this.splitting = split;
+    }
+    return performance.now();
+  }
+
+  end(n, t0) {
+    if (t0 == null) return;
+    const c = this.times[n === 1 ? 0 : 1], way = this.splitting ? 'split' : 'single';
+    const ms = (performance.now() - t0) / n;
+    if (this.trying) { // slower again: try less often; faster: as often as at first
+      this.every = ms > median(c[this.splitting ? 'single' : 'split']) ? Math.min(256, 2 * this.every) : 16;
+      this.untilTry = this.every;
+    }
+    c[way].push(ms);
+    if (c[way].length > 7) c[way].shift();
+  }
+
+  /** What it has measured, for benchmarks and tests: the median ms per token each way (null:
+   * not yet), for steps and for longer passes, and the way it takes now. */
+  get measured() {
+    const of = (c) => ({ split: c.split.length ? median(c.split) : null, single: c.single.length ? median(c.single) : null });
+    return { splitting: this.splitting, steps: of(this.times[0]), passes: of(this.times[1]) };
+  }
+}
+
+function median(list) {
+  const s = [...list].sort((a, b) => a - b);
+  return s[s.length >> 1];
 }
 
 function checkInteger(value, what) {
@@ -214,42 +350,58 @@ class Lantern {
     this.wasm = exports;
     this.shared = exports.memory.buffer instanceof (globalThis.SharedArrayBuffer ?? class {});
     this.helpers = [];
+    this.pending = null; // a threaded engine's helpers not started yet: { module, memory, threads }
+    this.pace = null;    // an 'auto' threaded engine's choice to split or not (SplitPace)
   }
 
-  /** Start threads - 1 helper workers on the shared memory, each on its own stack. */
-  async startHelpers(module, memory, threads) {
-    this.wasm.lt_par_config(threads, -1);
-    const url = new URL('./lantern-thread.js', import.meta.url);
-    const { Worker: NodeWorker } = isNode ? await import('node:worker_threads') : {};
-    const started = [];
-    for (let k = 1; k < threads; k++) {
-      const stack = this.alloc(HELPER_STACK);
-      const worker = isNode ? new NodeWorker(url) : new Worker(url, { type: 'module' });
-      this.helpers.push(worker);
-      started.push(new Promise((resolve, reject) => {
-        const onMessage = (m) => { if ((m?.data ?? m)?.type === 'started') resolve(); };
-        if (isNode) {
-          worker.on('message', onMessage);
-          worker.once('error', reject);
-        } else {
-          worker.addEventListener('message', onMessage);
-          worker.addEventListener('error', (e) => reject(new LanternError(`a helper thread failed: ${e.message}`)));
-        }
-      }));
-      worker.postMessage({ module, memory, stackTop: (stack + HELPER_STACK) & ~15 });
-    }
-    await Promise.all(started);
-    // a started helper only waits for work: it must not keep Node's process alive
-    if (isNode) for (const w of this.helpers) w.unref();
+  /** Start the threads - 1 helper workers of a threaded engine on its shared memory, each on its
+   * own stack (createLantern does unless told deferHelpers; later calls do nothing). Resolves once
+   * they all run; a helper that fails to start leaves the engine on one thread, as close() does. */
+  startHelpers() {
+    if (!this.pending) return this.helpersStarted ?? Promise.resolve();
+    const { module, memory, threads } = this.pending;
+    this.pending = null;
+    const spawn = async () => {
+      const url = new URL('./lantern-thread.js', import.meta.url);
+      const { Worker: NodeWorker } = isNode ? await import('node:worker_threads') : {};
+      const started = [];
+      for (let k = 1; k < threads; k++) {
+        const stack = this.alloc(HELPER_STACK);
+        const worker = isNode ? new NodeWorker(url) : new Worker(url, { type: 'module' });
+        this.helpers.push(worker);
+        started.push(new Promise((resolve, reject) => {
+          const onMessage = (m) => { if ((m?.data ?? m)?.type === 'started') resolve(); };
+          if (isNode) {
+            worker.on('message', onMessage);
+            worker.once('error', reject);
+          } else {
+            worker.addEventListener('message', onMessage);
+            worker.addEventListener('error', (e) => reject(new LanternError(`a helper thread failed: ${e.message}`)));
+          }
+        }));
+        worker.postMessage({ module, memory, stackTop: (stack + HELPER_STACK) & ~15 });
+      }
+      await Promise.all(started);
+      // a started helper only waits for work: it must not keep Node's process alive
+      if (isNode) for (const w of this.helpers) w.unref();
+    };
+    this.helpersStarted = spawn().catch((e) => {
+      this.close();
+      throw e;
+    });
+    return this.helpersStarted;
   }
 
-  /** Threads the engine splits its work across, the calling one included (1 unless threaded). */
+  /** Threads the engine splits its work across, the calling one included (1 unless threaded;
+   * with its helpers deferred, the threads it will run on once they start). */
   get threads() {
-    return 1 + this.helpers.length;
+    return this.pending ? this.pending.threads : 1 + this.helpers.length;
   }
 
   /** End the helper threads; the engine goes on, on one thread. */
   close() {
+    this.pending = null;
+    this.pace = null;
     if (!this.helpers.length) return;
     this.wasm.lt_par_config(1, -1);
     for (const w of this.helpers) w.terminate();
@@ -639,8 +791,10 @@ class Session {
     if (list.length === 0) throw new LanternError('forward needs at least one token');
     const bytes = checkIds(list, 'token', this.model.nVocab);
     const ptr = this.lantern.copyIn(bytes);
+    const pace = this.lantern.pace, t0 = pace?.begin(list.length);
     try {
       this.lantern.check(this.lantern.wasm.lt_session_forward(h, ptr, list.length));
+      pace?.end(list.length, t0);
     } finally {
       this.lantern.wasm.free(ptr);
     }

@@ -16,7 +16,9 @@ export const outputStack = (info) => (info.family === 'transformer' ? 'decoder' 
 export function capturePatterns(info) {
   const p = outputStack(info) === 'decoder' ? 'decoder.' : '';
   const names = new Set(info.model_tensors ?? []);
-  return [...(names.has(`${p}ln_final.w`) ? [`${p}ln_final.hook_normalized`] : []), 'logits'];
+  // Llama-style and GPT-NeoX models always end with a final norm (whether or not its weights are named)
+  const final = names.has(`${p}ln_final.w`) || !['gpt2', 'transformer'].includes(info.family);
+  return [...(final ? [`${p}ln_final.hook_normalized`] : []), 'logits'];
 }
 
 /** log softmax of one row of logits, in float64. */

@@ -27,6 +27,8 @@ export const stacksOf = (info) => (info.family === 'transformer' ? ['encoder', '
 export function projectionKind(info, stack) {
   if (stack === 'encoder') return null;
   const names = new Set(info.model_tensors ?? []);
+  // a family whose weights the engine does not name (GPT-NeoX in builds before its names): norms only
+  if (info.family !== 'transformer' && !names.has(`${prefixOf(stack)}ln_final.w`)) return null;
   if (info.norm !== 'post' && names.has(`${prefixOf(stack)}ln_final.w`)) return 'parts';
   return 'lens';
 }
@@ -48,12 +50,15 @@ export function capturePatterns(info) {
     const p = prefixOf(stack);
     out.push(`${p}blocks.*.hook_resid_pre`, `${p}blocks.*.hook_resid_post`);
     if (projectionKind(info, stack) === 'parts') {
-      out.push(`${p}hook_embed`, `${p}hook_pos_embed`, `${p}blocks.*.hook_attn_out`, `${p}blocks.*.hook_mlp_out`, `${p}ln_final.hook_scale`);
+      out.push(`${p}hook_embed`, ...(hasPosEmbed(info) ? [`${p}hook_pos_embed`] : []), `${p}blocks.*.hook_attn_out`, `${p}blocks.*.hook_mlp_out`, `${p}ln_final.hook_scale`);
       if (stack === 'gpt') out.push('blocks.*.attn.hook_z');
     }
   }
   return out;
 }
+
+/** Whether the stream starts with a position embedding (rotary models have none). */
+export const hasPosEmbed = (info) => ['gpt2', 'transformer'].includes(info.family);
 
 /** ||x|| of each row of each stream hook of one pass, into norms [rows, T] at columns from..;
  * get(name) gives the engine's tensor. */
@@ -85,11 +90,11 @@ export function unembedColumn(W_U, t) {
 
 const rowOf = (x, r) => { const n = x.shape[x.shape.length - 1]; return x.data.subarray(r * n, (r + 1) * n); };
 
-/** proj(c) = (c - mean(c)) / scale . dir. */
-export function project(c, dir, scale) {
+/** proj(c) = (c - mean(c)) / scale . dir; RMSNorm (centre false) does not subtract the mean. */
+export function project(c, dir, scale, centre = true) {
   const M = dir.length;
   let mean = 0;
-  for (let m = 0; m < M; m++) mean += c[m];
+  if (centre) for (let m = 0; m < M; m++) mean += c[m];
   mean /= M;
   let dot = 0;
   for (let m = 0; m < M; m++) dot += (c[m] - mean) * dir[m];
@@ -105,26 +110,28 @@ export function project(c, dir, scale) {
  */
 export function logitParts(get, info, { stack = 'gpt', row, token, column = null }) {
   const p = prefixOf(stack), L = layersOf(info, stack);
-  const gamma = get(`${p}ln_final.w`).data, beta = get(`${p}ln_final.b`).data;
+  // RMSNorm (Llama-style): not centred, no beta (TransformerLens's convention, and the engine's)
+  const rms = info.norm === 'rms';
+  const gamma = get(`${p}ln_final.w`).data, beta = rms ? null : get(`${p}ln_final.b`).data;
   const col = column ?? unembedColumn(get('W_U'), token);
   const M = col.length;
   const dir = Float64Array.from(col, (u, m) => u * gamma[m]);
   const scale = get(`${p}ln_final.hook_scale`).data[row];
   let bias = get('b_U').data[token];
-  for (let m = 0; m < M; m++) bias += beta[m] * col[m];
+  if (beta) for (let m = 0; m < M; m++) bias += beta[m] * col[m];
   const parts = [];
   let running = 0;
   const add = (what, layer, hook) => {
-    const value = project(rowOf(get(hook), row), dir, scale);
+    const value = project(rowOf(get(hook), row), dir, scale, !rms);
     running += value;
     parts.push({ what, layer, hook, value, running });
   };
   add('embed', null, `${p}hook_embed`);
-  add('pos', null, `${p}hook_pos_embed`);
+  if (hasPosEmbed(info)) add('pos', null, `${p}hook_pos_embed`);
   const bO = new Float64Array(L);
   for (let l = 0; l < L; l++) {
     add('attn', l, `${p}blocks.${l}.hook_attn_out`);
-    if ((info.model_tensors ?? []).includes(`${p}blocks.${l}.attn.b_O`)) bO[l] = project(get(`${p}blocks.${l}.attn.b_O`).data, dir, scale);
+    if ((info.model_tensors ?? []).includes(`${p}blocks.${l}.attn.b_O`)) bO[l] = project(get(`${p}blocks.${l}.attn.b_O`).data, dir, scale, !rms);
     add('mlp', l, `${p}blocks.${l}.hook_mlp_out`);
   }
   return { kind: 'parts', token, row, scale, bias, parts, sum: running, total: running + bias, bO };
@@ -236,10 +243,10 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
       const token = want.target != null && want.target < logits.length ? want.target : next ?? top[0];
       const choices = [...new Set([token, ...(next != null ? [next] : []), ...top])]
         .map((id) => ({ id, text: tokenizer().display(id), logit: logits[id], next: id === next }));
-      if (column?.token !== token) column = { token, data: unembedColumn(m.tensor('W_U'), token) };
       const kind = projectionKind(info, stack);
+      if (kind && column?.token !== token) column = { token, data: unembedColumn(m.tensor('W_U'), token) };
       const out = {
-        key: viewKey, normsKey: `${version}`, stack, pos, T, token, next, choices, kind, logit: logits[token],
+        key: viewKey, normsKey: `${version}`, stack, pos, T, token, next, choices, kind, logit: logits[token], family: info.family, rms: info.norm === 'rms',
         norms: Object.fromEntries(Object.entries(norms).map(([k, v]) => [k, { ...v, norms: v.norms.slice() }])),
       };
       if (kind === 'parts') {
@@ -247,7 +254,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
         const a = session.logitAttribution(token, { row: 0 });
         Object.assign(out, { parts: r.parts, bias: r.bias, sum: r.sum, total: r.total, scale: r.scale, bO: r.bO,
           heads: a.heads, mlps: a.mlps, headTotals: headTotals(a.heads, r.bO, info.n_layer, info.n_head), nHead: info.n_head });
-      } else {
+      } else if (kind === 'lens') {
         const r = logitLens(get, info, { stack, row: 0, token, column: column.data });
         Object.assign(out, { parts: r.parts, bias: r.bias });
       }

@@ -6,6 +6,8 @@
 // same way, such as the static build `make dist` writes. `{ cors: true }` adds
 // Access-Control-Allow-Origin: *, as a CDN or GitHub Pages sends, so that a page on another origin
 // may load <lantern-view> (web/lantern-view.js), its worker and the models from here.
+// Every file goes out with `Cache-Control: no-cache` and validators (ETag, Last-Modified): a
+// second visit asks about each file and gets a bodiless 304 while it is unchanged.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
@@ -20,6 +22,18 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8', '.md': 'text/plain; charset=utf-8',
   '.png': 'image/png', '.svg': 'image/svg+xml',
 };
+
+/** Whether a conditional request's copy is still current (RFC 9110 13.2.2: If-None-Match wins
+ * over If-Modified-Since; ETags compare weakly). */
+function notModified(headers, etag, mtime) {
+  const tags = headers['if-none-match'];
+  if (tags != null) {
+    const bare = (t) => t.trim().replace(/^W\//, '');
+    return tags.trim() === '*' || tags.split(',').some((t) => bare(t) === bare(etag));
+  }
+  const since = Date.parse(headers['if-modified-since'] ?? '');
+  return Number.isFinite(since) && Math.floor(mtime.getTime() / 1000) * 1000 <= since;
+}
 
 /** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
 export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root = ROOT, cors = false } = {}) {
@@ -49,13 +63,25 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
       res.end('not found\n');
       return;
     }
+    // no-cache: the browser keeps each file but asks before using it again, and the validators
+    // make that question cheap (304, no body), so a second visit reuses the modules, the wasm
+    // (and Chromium's compiled code for it) and the weights, yet an edited file is seen at once
+    const etag = `W/"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    const headers = {
+      'Cache-Control': 'no-cache', ETag: etag, 'Last-Modified': stat.mtime.toUTCString(), ...isolation,
+    };
+    if (notModified(req.headers, etag, stat.mtime)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
     res.writeHead(200, {
       'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
       'Content-Length': stat.size,
-      'Cache-Control': 'no-cache',
-      ...isolation,
+      ...headers,
     });
-    createReadStream(join(root, path)).pipe(res);
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(join(root, path)).pipe(res);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

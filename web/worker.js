@@ -37,22 +37,27 @@
 // load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
 //
-// The engine build: threads on a cross-origin isolated page, else relaxed SIMD where this browser
-// validates it, else strict; the worker's URL may name one (?engine=strict|relaxed|threads).
-import { createLantern } from './lantern.js';
+// The engine build: the fastest for the model (web/lantern.js's autoBuild: threads on a
+// cross-origin isolated page for a model large enough to gain from them, else relaxed SIMD where
+// this browser validates it, else strict); the worker's URL may name one
+// (?engine=strict|relaxed|threads). The engine is fetched and compiled while the model's files
+// download, and a threaded engine's helper threads start once the first view has been answered.
+import { createLantern, autoBuild } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
 import * as output from './output.js';
 import { createResidualProbe, residualBuffers } from './residual.js';
 import { fetchModel, cachedByDefault } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
+import './interventions.js'; // experiments.js's import, named here so that it is fetched with the rest, not after them
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
 const CHUNK_BYTES = 64e6; // a prefill is run in chunks whose captured attention fits in this
 const LOGIT_BYTES = 32e6; // the output view's pass is run in chunks whose captured logits fit in this
 
-let lantern = null;
+let lantern = null;   // the engine of the loaded model
+const engines = new Map(); // build -> the promise of that engine, made once
 let model = null;
 let tokenizer = null;
 let session = null;
@@ -71,7 +76,8 @@ let outerKey = null;  // which sequence it holds
 let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
 let tensorProbe = null; // <lantern-view>'s el.tensor(name): a session capturing only that name
 // the head ablations in force on every session, and the intervention views (web/experiments.js)
-const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator() });
+const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator(),
+  bos: () => (special.addBos ? special.bos : null) });
 
 /** A failure the page words itself (in its own language), with the numbers it needs. */
 class PageError extends Error {
@@ -196,6 +202,17 @@ function unusedTensors(e) {
   return m ? new PageError('unused-tensors', { n: Number(m[1]), names: m[2] }, e.message) : null;
 }
 
+/** A model's vocabulary may be larger than its tokenizer's: Qwen2.5's 151,936 rows hold 151,665
+ * tokens, the rest padding. Those ids still have logits (and may be drawn): the page names them
+ * <id> and decodes them to nothing rather than failing on them. */
+function padVocabulary(tok, nModel) {
+  const n = tok.nVocab;
+  if (nModel <= n) return;
+  const display = tok.display.bind(tok), decodeBytes = tok.decodeBytes.bind(tok);
+  tok.display = (id) => (id >= n && id < nModel ? `<${id}>` : display(id));
+  tok.decodeBytes = (ids) => decodeBytes(Array.from(ids).filter((id) => !(id >= n && id < nModel)));
+}
+
 /** Load the model and tokenizer from their files' bytes; `extra` goes into the 'loaded' message
  * ({ base, fromCache, precision } for a folder fetched by URL). */
 function install(files, name, origin, allowUnused = false, extra = {}) {
@@ -217,16 +234,11 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   refused = null;
   let newTok;
   try {
-    // the page's views read GPT-2's and the encoder-decoder's tensors (LayerNorm with a bias, learned
-    // or sinusoidal positions): other families run from the JS API until the views follow them
-    if (!['gpt2', 'transformer'].includes(newModel.info.family)) {
-      throw new PageError('family-not-in-page', { family: newModel.info.family },
-        `the page shows GPT-2 and encoder-decoder models so far; this ${newModel.info.family} model runs from the JavaScript API`);
-    }
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
       throw new PageError('no-bos', {}, 'config.json has no bos_token_id: the page starts every translation with it');
     }
     newTok = lantern.loadTokenizer(tokFiles);
+    padVocabulary(newTok, newModel.nVocab);
     if (newTok.nVocab > newModel.nVocab) {
       throw new PageError('vocab-mismatch', { tok: newTok.nVocab, model: newModel.nVocab },
         `the tokenizer has ${newTok.nVocab} tokens but the model only ${newModel.nVocab}`);
@@ -253,6 +265,7 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   tokenizer?.free();
   model = newModel;
   tokenizer = newTok;
+  special = specialTokens(files);
   const { n_layer: L, n_head: H } = model.info;
   if (isTranslator()) {
     session = model.createSession({ capture: '*attn.hook_pattern, *attn.hook_attn_scores' });
@@ -265,11 +278,46 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   chosen = [];
   version++;
   unkId = ['<unk>', '[UNK]', '<|unk|>', '<UNK>'].map((t) => tokenizer.tokenId(t)).find((id) => id >= 0) ?? -1;
-  const pe = isTranslator() ? model.tensor('encoder.W_pos') : model.tensor('W_pos');
+  // learned or sinusoidal positions as a table; a rotary model (Llama, GPT-NeoX) has none
+  const peName = isTranslator() ? 'encoder.W_pos' : 'W_pos';
+  const pe = (model.info.model_tensors ?? []).includes(peName) ? model.tensor(peName) : null;
   postMessage({
-    type: 'loaded', info: model.info, kind: tokenizer.kind, name, origin, pe, ...extra,
+    type: 'loaded', info: model.info, kind: special.sentencepiece ? 'sentencepiece' : tokenizer.kind, name, origin, pe, ...extra,
+    bos: special.addBos ? { id: special.bos, text: tokenizer.display(special.bos) } : null,
+    eos: special.eos.map((id) => ({ id, text: tokenizer.display(id) })),
     build: lantern.build, threads: lantern.threads,
-  }, [pe.data.buffer]);
+  }, pe ? [pe.data.buffer] : []);
+}
+
+// What the folder says about the special tokens of a GPT-like model: { bos, addBos, eos: [ids] }.
+// BOS goes before the prompt when tokenizer_config.json's add_bos_token says so, else when
+// tokenizer.json's post-processor puts a special token first (Llama 2's TemplateProcessing adds
+// <s>; SmolLM2's, Qwen2's and Pythia's byte-level ones add nothing), which is what Hugging Face's
+// tokenizer does with the same files. Generation stops at config.json's eos_token_id (one or a
+// list), tokenizer_config.json's eos_token, and <|endoftext|> or <eop> when the vocabulary has them.
+let special = { bos: -1, addBos: false, eos: [], sentencepiece: false };
+function specialTokens(files) {
+  const json = (bytes) => {
+    try { return bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null; } catch { return null; }
+  };
+  const config = json(files.config) ?? {}, tc = json(files.tokenizerConfig) ?? {}, tj = json(files.tokenizerJson) ?? {};
+  const spelled = (v) => (typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null);
+  const byName = (v) => (spelled(v) != null ? tokenizer.tokenId(spelled(v)) : -1);
+  const inVocab = (id) => (Number.isInteger(id) && id >= 0 && id < tokenizer.nVocab ? id : -1);
+  // the post-processor's first special token, in a TemplateProcessing (or one inside a Sequence)
+  const processors = tj.post_processor?.type === 'Sequence' ? tj.post_processor.processors ?? [] : [tj.post_processor];
+  const template = processors.find((pp) => pp?.type === 'TemplateProcessing');
+  const first = template?.single?.[0]?.SpecialToken?.id;
+  const templateBos = first != null ? tokenizer.tokenId(first) : -1;
+  let bos = byName(tc.bos_token);
+  if (bos < 0) bos = templateBos >= 0 ? templateBos : inVocab(config.bos_token_id);
+  const addBos = !isTranslator() && bos >= 0 && (typeof tc.add_bos_token === 'boolean' ? tc.add_bos_token : templateBos >= 0);
+  const eos = isTranslator() ? [model.info.eos_token_id]
+    : [...new Set([byName(tc.eos_token), ...[config.eos_token_id].flat().map(inVocab),
+      ...['<|endoftext|>', '<eop>'].map((tok) => tokenizer.tokenId(tok))].filter((id) => id >= 0))];
+  // a SentencePiece-style BPE (Llama 2, Mistral) writes a space as ▁: said in the model line
+  const sentencepiece = JSON.stringify(tj.decoder ?? '').includes('▁') || tj.pre_tokenizer?.type === 'Metaspace';
+  return { bos, addBos, eos, sentencepiece };
 }
 
 /** Load a model folder by URL (web/fetch-model.js: progress by bytes, the Cache API, failures by
@@ -278,13 +326,15 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
  * of weights the load stops with the error 'large-download' {bytes} unless `confirmed`;
  * `precision` is the engine's ('auto', 'int8', ...). */
 async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confirmed = false, precision = 'auto' }) {
-  lantern ??= await createLantern({ build: engineBuild });
+  const early = engineFor(null); // compiles while the files download
+  early.catch(() => {});         // (its failure is reported below, when it is needed)
   const keep = cache ?? cachedByDefault(base);
   const got = await fetchModel(base, {
     cache: keep, askAbove, confirmed,
     onProgress: (loaded, total, file, cached = false) => postMessage({ type: 'progress', loaded, total, file, base, cached }),
   });
   const { fromCache } = got;
+  lantern = await engineFor(got.files.config);
   install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes });
   await got.store();
   if (keep && !fromCache) postMessage({ type: 'stored', base, bytes: got.bytes });
@@ -292,17 +342,30 @@ async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confi
 
 /** Open files the person picked; files null with allowUnused: the ones just refused, anyway. */
 async function loadFiles(files, name, allowUnused = false) {
-  lantern ??= await createLantern({ build: engineBuild });
   if (!files) {
     if (!refused) throw new Error('there are no refused files to open');
+    lantern = await engineFor(refused.config);
     install(refused, name, 'files', allowUnused);
     return;
   }
   const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
+  lantern = await engineFor(byName('config.json'));
   install({
     config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
-    vocab: byName('vocab.json'), merges: byName('merges.txt'),
+    vocab: byName('vocab.json'), merges: byName('merges.txt'), tokenizerConfig: byName('tokenizer_config.json'),
   }, name, 'files', allowUnused);
+}
+
+/** The engine for a model with this config.json (null: not known yet, as while its files
+ * download: the build a small model takes, the likeliest). Each build is made once and kept. */
+function engineFor(config) {
+  const build = engineBuild !== 'auto' ? engineBuild : autoBuild(config ?? '{}');
+  if (!engines.has(build)) {
+    const made = createLantern({ build: engineBuild === 'auto' ? 'auto' : build, config: config ?? '{}', deferHelpers: true });
+    engines.set(build, made);
+    made.catch(() => engines.delete(build)); // tried again on the next load
+  }
+  return engines.get(build);
 }
 
 // ---------------------------------------------------------------- the sequence
@@ -320,7 +383,10 @@ function sequence({ text, steps, hist }) {
     if (eos >= 0) shown.push({ id: eos, text: tokenizer.display(eos), added: true });
     return { src, srcTokens: shown, ids: [model.info.bos_token_id, ...kept], prompt: 1, kept };
   }
-  return { src: null, srcTokens: null, ids: [...ids, ...kept], prompt: ids.length, promptTokens: shown, kept };
+  // a model whose tokenizer starts every text with BOS (Llama 2's <s>) reads it first
+  if (special.addBos) shown.unshift({ id: special.bos, text: tokenizer.display(special.bos), bos: true });
+  const head = special.addBos ? [special.bos, ...ids] : [...ids];
+  return { src: null, srcTokens: null, ids: [...head, ...kept], prompt: head.length, promptTokens: shown, kept };
 }
 
 const selfKinds = () => (isTranslator() ? [['decoder', true], ['cross', false]] : [['self', true]]);
@@ -415,11 +481,20 @@ function tokensOf(seq) {
   return [...seq.promptTokens, ...stepTokens];
 }
 
+/** The bytes one token adds after the token before it: a SentencePiece decoder drops the space
+ * (▁) that starts a text, so a token alone would lose the space it carries after another. */
+function pieceBytes(prev, id) {
+  if (prev == null) return tokenizer.decodeBytes([id]);
+  const a = tokenizer.decodeBytes([prev]), ab = tokenizer.decodeBytes([prev, id]);
+  for (let k = 0; k < a.length; k++) if (a[k] !== ab[k]) return tokenizer.decodeBytes([id]);
+  return ab.subarray(a.length);
+}
+
 /** The generated part as text, token by token (a character split across tokens goes to the
- * token that completes it). */
-function pieces(ids) {
+ * token that completes it); prev: the token before the first. */
+function pieces(ids, prev = null) {
   const dec = new TextDecoder('utf-8', { ignoreBOM: true });
-  return ids.map((id) => dec.decode(tokenizer.decodeBytes([id]), { stream: true }));
+  return ids.map((id, k) => dec.decode(pieceBytes(k ? ids[k - 1] : prev, id), { stream: true }));
 }
 
 /** The stages of one attention computation, for the step-by-step view: undefined when the page
@@ -437,7 +512,7 @@ function stepsFor(seq, look, want) {
   if (runKey !== probeKey) {
     probeKey = null;
     probe ??= model.createSession();
-    probe.setCapture(capturePatterns(kind, layer));
+    probe.setCapture(capturePatterns(kind, layer, { parallel: model.info.parallel_attn_mlp === true }));
     probe.reset();
     experiments.withEdits(probe);
     if (isTranslator()) {
@@ -447,7 +522,8 @@ function stepsFor(seq, look, want) {
     probeKey = runKey;
   }
   const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : probe.tensor(name));
-  return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post' }) };
+  return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
+    rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
 }
 
 /** The block views' stages for the selected token and layer: embedding and position, one
@@ -464,7 +540,8 @@ function blockFor(seq, look, want) {
   const norms = stages.normsOf(plan);
   const ln = norms.includes(want.ln) ? want.ln : norms[0];
   const views = want.views.join(',');
-  const key = `${version}|${stack}|${layer}|${pos}|${ln}|${views}`;
+  const head = Math.min(look.head, info.n_head - 1); // the rotary stage measures one head's query
+  const key = `${version}|${stack}|${layer}|${head}|${pos}|${ln}|${views}`;
   if (key === want.key) return null;
   const runKey = `${version}|${stack}|${layer}`;
   if (runKey !== innerKey) {
@@ -483,8 +560,8 @@ function blockFor(seq, look, want) {
   const out = {
     key, stack, layer, pos, ln, views: want.views,
     // what each view draws from: it redraws only when its own changes
-    keys: { embed: `${version}|${stack}|${pos}`, norm: `${version}|${stack}|${layer}|${pos}|${ln}`, ffn: `${version}|${stack}|${layer}|${pos}` },
-    plan: { post: plan.post, subs: plan.subs.map(({ kind, ln: l, hasLn }) => ({ kind, ln: l, hasLn })), finalNorm: plan.finalNorm, layers: plan.layers, norms },
+    keys: { embed: `${version}|${stack}|${pos}${stages.rotaryDims(info) ? `|${layer}|${head}` : ''}`, norm: `${version}|${stack}|${layer}|${pos}|${ln}`, ffn: `${version}|${stack}|${layer}|${pos}` },
+    plan: { post: plan.post, parallel: plan.parallel, subs: plan.subs.map(({ kind, ln: l, hasLn }) => ({ kind, ln: l, hasLn })), finalNorm: plan.finalNorm, layers: plan.layers, norms },
   };
   if (want.views.includes('embed')) {
     let embedRow = null;
@@ -495,7 +572,7 @@ function blockFor(seq, look, want) {
       const W = embedTable[stack], M = W.shape[1];
       embedRow = W.data.subarray(ids[pos] * M, (ids[pos] + 1) * M);
     }
-    out.embed = stages.embedStage(get, info, { stack, pos, tokenId: ids[pos], embedRow });
+    out.embed = stages.embedStage(get, info, { stack, pos, tokenId: ids[pos], embedRow, layer, head });
   }
   if (want.views.includes('norm') && norms.length) out.norm = stages.normStage(get, info, { stack, layer, ln, pos });
   if (want.views.includes('ffn')) out.ffn = stages.ffnStage(get, info, { stack, layer, pos });
@@ -581,7 +658,7 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   const msg = {
     type: 'view', id, version, mode: isTranslator() ? 'translate' : 'generate', ms, T, S, nCtx: model.nCtx,
     tokens: tokensOf(seq), srcTokens: seq.srcTokens,
-    generatedText: pieces(seq.kept),
+    generatedText: pieces(seq.kept, seq.prompt > 0 ? seq.ids[seq.prompt - 1] : null),
     translation: isTranslator() ? tokenizer.decode(words) : null, finished,
     ...distribution(sampling, topN), sampling,
     attn, grid,
@@ -626,7 +703,7 @@ async function generate(req) {
   experiments.setEdits(seq, req.ablate);
   sync(seq, req.sampling);
   const eos = model.info.eos_token_id;
-  const stop = isTranslator() ? new Set([eos]) : new Set(['<|endoftext|>', '<eop>'].map((t) => tokenizer.tokenId(t)).filter((t) => t >= 0));
+  const stop = new Set(special.eos);
   gen = { id: req.id, stop: false, look: req.look, viewId: req.id, gridKey: req.gridKey };
   const mine = gen;
   let reason = 'count';
@@ -654,7 +731,7 @@ async function generate(req) {
       chosen[pos] = { id, p: probs[id] };
       ids.push(id);
       version++;
-      batch.push({ id, text: tokenizer.display(id), p: probs[id], piece: dec.decode(tokenizer.decodeBytes([id]), { stream: true }) });
+      batch.push({ id, text: tokenizer.display(id), p: probs[id], piece: dec.decode(pieceBytes(ids[ids.length - 2] ?? null, id), { stream: true }) });
       const now = performance.now();
       lastMs = now - t1;
       const last = stop.has(id);
@@ -746,6 +823,44 @@ function patch(req) {
   postMessage({ type: 'patched', id: req.id, ...r });
 }
 
+// ---------------------------------------------------------------- two models side by side
+
+/** The comparison view (web/views/compare.js) runs in a worker of its own: two model folders by
+ * URL, each kept once loaded, the same text through both, and one layer's attention patterns of
+ * each: [{ base, info, layer, T, tokens, pattern: [n_head, T, T] }]. The text is cut to the
+ * shorter context and to COMPARE_TOKENS, so that every head's matrix stays readable. */
+const COMPARE_TOKENS = 48;
+const compared = new Map(); // base -> { model, tokenizer }
+async function compare({ id, bases, text, layer }) {
+  lantern ??= await createLantern({ build: engineBuild });
+  const models = [];
+  for (const base of bases) {
+    if (!compared.has(base)) {
+      const { files } = await fetchModel(base);
+      const m = lantern.loadModel({ config: files.config, weights: files.weights });
+      const tok = lantern.loadTokenizer(files.tokenizerJson ? { tokenizerJson: files.tokenizerJson } : files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab });
+      compared.set(base, { model: m, tokenizer: tok });
+    }
+    models.push({ base, ...compared.get(base) });
+  }
+  const n = Math.min(COMPARE_TOKENS, ...models.map((m) => m.model.nCtx));
+  const out = models.map(({ base, model: m, tokenizer: tok }) => {
+    const ids = Array.from(tok.encode(text, { special: true })).slice(0, n);
+    if (!ids.length) throw new PageError('empty', {}, 'type some text: the prompt has no tokens yet');
+    const l = Math.max(0, Math.min(layer, m.info.n_layer - 1));
+    const name = `blocks.${l}.attn.hook_pattern`;
+    const s = m.createSession({ capture: [name] });
+    try {
+      s.forward(ids);
+      const p = s.tensor(name);
+      return { base, info: { ...m.info, model_tensors: undefined }, layer: l, T: ids.length, tokens: ids.map((i) => tok.display(i)), pattern: new Float32Array(p.data) };
+    } finally {
+      s.free();
+    }
+  });
+  postMessage({ type: 'compared', id, models: out }, out.map((m) => m.pattern.buffer));
+}
+
 // ---------------------------------------------------------------- messages
 
 let queue = Promise.resolve();
@@ -763,6 +878,7 @@ onmessage = ({ data }) => {
     try {
       if (data.type === 'load') await load(data);
       else if (data.type === 'load-files') await loadFiles(data.files, data.name, data.allowUnused === true);
+      else if (data.type === 'compare') await compare(data);
       else if (!model) throw new Error('no model is loaded');
       else if (data.type === 'view') view(data);
       else if (data.type === 'generate') await generate(data);
@@ -773,5 +889,8 @@ onmessage = ({ data }) => {
       if (data.type === 'generate') gen = null;
       postMessage({ type: 'error', id: data.id, message: e.message, code: e.code ?? null, args: e.args ?? null, during: data.type });
     }
+    // a threaded engine's helpers start once the page has its first view (not before: they would
+    // compete with it for the cores); if they cannot, the engine runs on alone
+    if (lantern?.pending && (data.type === 'view' || data.type === 'generate')) lantern.startHelpers().catch(() => {});
   });
 };

@@ -79,10 +79,36 @@ export function createEmbed({ root, query, onQuery }) {
   let s = null, tokens = [];
   query.addEventListener('input', () => onQuery(Number(query.value)));
 
+  /** Rotary embeddings where a learned model adds its position: the angle each pair of q's
+   * dimensions turned through, measured from the engine's hook_q and hook_rot_q. */
+  function rotaryStage(r) {
+    const fr = (v) => f(v, 4);
+    const map = valueCanvas(r.angle, r.half, r.rows, Math.PI, [245, 245, 245], 'rotmap');
+    map.readout = (x, y) => {
+      const k = Math.max(0, Math.min(r.half - 1, Math.floor(x * r.half))), i = Math.max(0, Math.min(r.rows - 1, Math.floor(y * r.rows)));
+      return t('block.rotCell', r.from + i, k, r.angle[i * r.half + k]);
+    };
+    // a few pixels a cell: pairs across, positions down
+    map.style.width = `${Math.min(480, Math.max(120, r.half * 24))}px`;
+    map.style.height = `${Math.min(360, Math.max(48, r.rows * 10))}px`;
+    map.setAttribute('role', 'img');
+    map.setAttribute('aria-label', t('block.rotMapLabel', r.rows, r.half, r.layer, r.head));
+    map.dataset.rows = String(r.rows);
+    map.dataset.cols = String(r.half);
+    return stage(2, 'rotTitle',
+      formula(t('block.rotFormula', r.R, r.theta)),
+      el('div', { class: 'scalar' }, el('p', { class: 'scalar-head' }, t('block.rotWritten', r.pos, r.layer, r.head)),
+        ...r.terms.map((term) => el('p', { class: 'eq' },
+          `θ_${term.k} = ${r.pos} / ${r.theta}^(${2 * term.k}/${r.R}) = ${fr(term.raw)} ≡ ${fr(term.formula)} rad; ${t('block.rotMeasured')} `,
+          el('b', { dataset: { value: String(term.engine), formula: String(term.formula) } }, `${fr(term.engine)} rad`)))),
+      el('div', { class: 'rotbox' }, map),
+      note(t('block.rotNote', r.from, r.from + r.rows - 1, r.half, r.R, r.D)));
+  }
+
   function draw() {
     kit.refresh();
     const M = s.M, tok = tokens[s.pos];
-    const scale = maxAbs(s.embed, s.posRow, s.sum);
+    const scale = maxAbs(s.embed, ...(s.posRow ? [s.posRow] : []), s.sum);
     const name = (what) => (k) => `${what}[${k}]`;
     const tokenBadge = el('span', { class: 'tokbadge' }, tokText(tok), el('small', {}, ` id ${s.tokenId}`));
     const embedRows = [];
@@ -95,6 +121,14 @@ export function createEmbed({ root, query, onQuery }) {
       formula(s.embedRaw ? t('block.embedScaled', s.tokenId, M, s.scale) : t('block.embedPlain', s.tokenId)),
       ...embedRows,
       note(t(s.embedRaw ? 'block.embedScaledNote' : 'block.embedNote', M, s.scale)));
+    if (s.rotary) { root.replaceChildren(one, rotaryStage(s.rotary), stage(3, 'sumTitle', formula(t('block.sumRotary', s.stack)),
+      labelled(el('span', {}, el('b', {}, 'x'), el('sub', {}, '0'), ' = e'), kit.strip(s.sum, scale, name('e'))),
+      labelled(t('block.engineResid'), kit.strip(s.resid, scale, name('resid_pre'))),
+      note(t('block.sumRotaryNote'))));
+    root.dataset.pos = String(s.pos);
+    fillTokens(query, tokens, s.pos);
+    return;
+    }
     const posParts = [formula(s.sinusoidal ? t('block.posSinFormula') : t('block.posLearned', s.pos))];
     if (s.sinusoidal) {
       posParts.push(el('div', { class: 'scalar' }, el('p', { class: 'scalar-head' }, t('block.posWritten', s.pos)),
@@ -159,11 +193,13 @@ function diagram(plan, selected, onPick) {
   };
   plan.subs.forEach((sub, k) => {
     const y0 = top + k * rowH, yMid = y0 + rowH / 2 - 2, yAdd = y0 + rowH - 12;
-    const subX = plan.post ? 230 : 320;
+    // a parallel block (GPT-NeoX): every branch leaves the stream at the block's input
+    const subX = plan.post ? 230 : plan.parallel ? 320 - 90 * k : 320;
+    const yOff = plan.parallel ? top + 4 + 10 * k : y0 + 4;
     // the branch: off the stream, (through its LayerNorm,) down through the sublayer, back into the sum
-    svg.append(node('path', { d: `M${X} ${y0 + 4} H${subX} V${yAdd} H${X + 9}`, class: 'pl-branch' }));
+    svg.append(node('path', { d: `M${X} ${yOff} H${subX} V${yAdd} H${X + 9}`, class: 'pl-branch' }));
     svg.append(node('path', { d: `M${X + 16} ${yAdd - 4} L${X + 10} ${yAdd} L${X + 16} ${yAdd + 4}`, class: 'pl-branch' }));
-    if (!plan.post && sub.hasLn) svg.append(lnBox(170, y0 + 4, sub.ln));
+    if (!plan.post && sub.hasLn) svg.append(plan.parallel ? lnBox(subX, y0 + 4, sub.ln) : lnBox(170, y0 + 4, sub.ln));
     svg.append(node('rect', { x: subX - 70, y: yMid - 13, width: 140, height: 26, rx: 6, class: `pl-sub pl-${sub.kind}` }));
     svg.append(node('text', { x: subX, y: yMid + 4.5, 'text-anchor': 'middle', class: 'pl-subtext' }, t(`block.sub.${sub.kind}`)));
     svg.append(node('circle', { cx: X, cy: yAdd, r: 9, class: 'pl-add' }), node('text', { x: X, y: yAdd + 5, 'text-anchor': 'middle', class: 'pl-plus' }, '+'));
@@ -219,6 +255,16 @@ export function createNorm({ root, query, onQuery, onLn }) {
     const box = root.querySelector('.norm-scalar');
     if (!box || !s) return;
     const d = dim ?? s.dim;
+    if (!s.gamma) { box.replaceChildren(); return; }
+    if (s.rms) {
+      box.replaceChildren(
+        el('p', { class: 'scalar-head' }, t('block.normScalarHead', d)),
+        el('p', { class: 'eq' }, `y_${d} = x_${d} / σ · γ_${d}`),
+        el('p', { class: 'eq' }, `= ${f(s.x[d], 4)} / ${f(s.std, 4)} · ${fp(s.gamma[d], 4)}`),
+        el('p', { class: 'eq' }, `= ${f(s.xhat[d], 4)} · ${fp(s.gamma[d], 4)} = `, el('b', { dataset: { value: String(s.y[d]), engine: String(s.out[d]) } }, f(s.y[d], 4))),
+        el('p', { class: 'hint' }, t(dim == null ? 'block.normScalarHintBest' : 'block.normScalarHint')));
+      return;
+    }
     box.replaceChildren(
       el('p', { class: 'scalar-head' }, t('block.normScalarHead', d)),
       el('p', { class: 'eq' }, `y_${d} = (x_${d} − μ) / σ · γ_${d} + β_${d}`),
@@ -231,8 +277,8 @@ export function createNorm({ root, query, onQuery, onLn }) {
   function draw() {
     kit.refresh();
     const M = s.M, name = (what) => (k) => `${what}[${k}]`;
-    const one = stage(1, 'planTitle', formula(t(s.post ? 'block.postFormula' : 'block.preFormula')),
-      el('div', { class: 'plan-box' }, diagram(plan, s.ln, onLn), note(t(s.post ? 'block.postNote' : 'block.preNote', s.stack))));
+    const one = stage(1, 'planTitle', formula(t(s.post ? 'block.postFormula' : s.parallel ? 'block.parallelFormula' : 'block.preFormula')),
+      el('div', { class: 'plan-box' }, diagram(plan, s.ln, onLn), note(t(s.post ? 'block.postNote' : s.parallel ? 'block.parallelNote' : 'block.preNote', s.stack))));
     const xScale = maxAbs(s.x, ...s.parts);
     const inputs = s.parts.length > 1
       ? [labelled(t('block.normIn.stream'), kit.strip(s.parts[0], xScale, name('x'), setDim)),
@@ -240,33 +286,36 @@ export function createNorm({ root, query, onQuery, onLn }) {
         labelled(el('span', {}, '= ', el('b', {}, 'x')), kit.strip(s.x, xScale, name('x + f(x)'), setDim))]
       : [labelled(el('span', {}, el('b', {}, 'x'), ` = ${s.inputs[0].split('.').pop()}`), kit.strip(s.x, xScale, name('x'), setDim))];
     const dotsX = el('canvas', { class: 'dots', 'aria-label': t('block.dotsLabel', M, s.mean, s.std) });
-    const two = stage(2, 'meanTitle',
+    // RMSNorm (Llama-style): no mean is subtracted; σ is the root mean square
+    const two = stage(2, s.rms ? 'rmsTitle' : 'meanTitle',
       note(t('block.normInput', s.ln, s.pos, tokText(tokens[s.pos]), s.post, s.inputs)),
       ...inputs,
-      formula(`μ = (1/${M}) Σ_d x_d = ${f(s.mean, 5)}`),
-      formula(`σ = √( (1/${M}) Σ_d (x_d − μ)² + ε ) = √( ${f(s.variance, 5)} + ${s.eps.toExponential(0)} ) = ${f(s.std, 5)}`),
+      ...(s.rms ? [] : [formula(`μ = (1/${M}) Σ_d x_d = ${f(s.mean, 5)}`)]),
+      formula(s.rms ? `σ = √( (1/${M}) Σ_d x_d² + ε ) = √( ${f(s.variance, 5)} + ${s.eps.toExponential(0)} ) = ${f(s.std, 5)}`
+        : `σ = √( (1/${M}) Σ_d (x_d − μ)² + ε ) = √( ${f(s.variance, 5)} + ${s.eps.toExponential(0)} ) = ${f(s.std, 5)}`),
       dotsX,
-      note(t('block.meanNote', M)));
+      note(t(s.rms ? 'block.rmsNote' : 'block.meanNote', M)));
     const hatScale = maxAbs(s.xhat);
     const dotsHat = el('canvas', { class: 'dots', 'aria-label': t('block.dotsHatLabel', M) });
-    const three = stage(3, 'hatTitle', formula('x̂_d = (x_d − μ) / σ'),
+    const three = stage(3, 'hatTitle', formula(s.rms ? 'x̂_d = x_d / σ' : 'x̂_d = (x_d − μ) / σ'),
       labelled(el('span', {}, el('b', {}, 'x̂')), kit.strip(s.xhat, hatScale, name('x̂'), setDim)),
       dotsHat,
       note(t('block.hatNote')));
-    const yScale = maxAbs(s.y, s.out);
-    const four = stage(4, 'affineTitle', formula(`y_d = x̂_d · γ_d + β_d   (γ = ${s.ln === 'final' ? 'ln_final' : s.ln}.w, β = ${s.ln === 'final' ? 'ln_final' : s.ln}.b)`),
-      labelled('γ', kit.strip(s.gamma, maxAbs(s.gamma), name('γ'), setDim)),
-      labelled('β', kit.strip(s.beta, maxAbs(s.beta), name('β'), setDim)),
-      labelled(el('span', {}, '= ', el('b', {}, 'y')), kit.strip(s.y, yScale, name('y'), setDim)),
+    const yScale = s.y ? maxAbs(s.y, s.out) : maxAbs(s.out);
+    const lnName = s.ln === 'final' ? 'ln_final' : s.ln;
+    const four = stage(4, 'affineTitle', formula(s.rms ? `y_d = x̂_d · γ_d   (γ = ${lnName}.w)` : `y_d = x̂_d · γ_d + β_d   (γ = ${lnName}.w, β = ${lnName}.b)`),
+      ...(s.gamma ? [labelled('γ', kit.strip(s.gamma, maxAbs(s.gamma), name('γ'), setDim))] : []),
+      ...(s.beta ? [labelled('β', kit.strip(s.beta, maxAbs(s.beta), name('β'), setDim))] : []),
+      ...(s.y ? [labelled(el('span', {}, '= ', el('b', {}, 'y')), kit.strip(s.y, yScale, name('y'), setDim))] : []),
       labelled(t('block.engineNorm'), kit.strip(s.out, yScale, name('hook_normalized'), setDim)),
       el('div', { class: 'scalar norm-scalar', 'aria-live': 'polite' }),
-      note(t('block.affineNote', s.post)));
+      note(s.gamma ? t(s.rms ? 'block.affineNoteRms' : 'block.affineNote', s.post) : t('block.noGamma')));
     root.replaceChildren(one, two, three, four);
     root.dataset.ln = s.ln;
     root.dataset.mean = String(s.mean);
     root.dataset.std = String(s.std);
     root.dataset.pos = String(s.pos);
-    dots(dotsX, s.x, s.mean, s.std, { centre: `μ ${f(s.mean, 3)}`, minus: `μ − σ`, plus: `μ + σ` });
+    dots(dotsX, s.x, s.mean, s.std, s.rms ? { centre: '0', minus: '−σ', plus: '+σ' } : { centre: `μ ${f(s.mean, 3)}`, minus: `μ − σ`, plus: `μ + σ` });
     dots(dotsHat, s.xhat, 0, 1, { centre: '0', minus: '−1', plus: '+1' });
     drawScalar();
     fillTokens(query, tokens, s.pos);
@@ -299,7 +348,9 @@ export function createFfn({ root, query, onQuery }) {
       const ink = css(chart, '--ink', '#222'), muted = css(chart, '--muted', '#666'), line = css(chart, '--line', '#ddd');
       const accent = css(chart, '--accent', '#31688e'), sel = css(chart, '--select', '#c2410c');
       let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-      for (let k = 0; k < s.N; k++) { x0 = Math.min(x0, s.pre[k]); x1 = Math.max(x1, s.pre[k]); y0 = Math.min(y0, s.post[k]); y1 = Math.max(y1, s.post[k]); }
+      // SwiGLU: the curve is SiLU of the gate; its points are (gate, SiLU(gate)), before the product with up
+      const ys = s.gated ? s.gateAct : s.post;
+      for (let k = 0; k < s.N; k++) { x0 = Math.min(x0, s.pre[k]); x1 = Math.max(x1, s.pre[k]); y0 = Math.min(y0, ys[k]); y1 = Math.max(y1, ys[k]); }
       const px = (x1 - x0) * 0.05 || 1;
       x0 -= px; x1 += px;
       x0 = Math.min(x0, -1); x1 = Math.max(x1, 1);
@@ -329,20 +380,20 @@ export function createFfn({ root, query, onQuery }) {
       ctx.stroke();
       ctx.fillStyle = accent;
       ctx.globalAlpha = 0.55;
-      for (let k = 0; k < s.N; k++) { ctx.beginPath(); ctx.arc(X(s.pre[k]), Y(s.post[k]), 2.4, 0, 2 * Math.PI); ctx.fill(); }
+      for (let k = 0; k < s.N; k++) { ctx.beginPath(); ctx.arc(X(s.pre[k]), Y(ys[k]), 2.4, 0, 2 * Math.PI); ctx.fill(); }
       ctx.globalAlpha = 1;
       ctx.fillStyle = sel;
       ctx.textAlign = 'left';
       for (const n of s.top) {
         const r = n === hot ? 6 : 3.8;
-        ctx.beginPath(); ctx.arc(X(s.pre[n]), Y(s.post[n]), r, 0, 2 * Math.PI); ctx.fill();
+        ctx.beginPath(); ctx.arc(X(s.pre[n]), Y(ys[n]), r, 0, 2 * Math.PI); ctx.fill();
       }
       if (hot != null) {
         ctx.fillStyle = ink;
         ctx.font = '600 12px ui-monospace, monospace';
-        const label = `#${hot} (${f(s.pre[hot], 3)}, ${f(s.post[hot], 3)})`;
+        const label = `#${hot} (${f(s.pre[hot], 3)}, ${f(ys[hot], 3)})`;
         const xx = Math.max(L + 4, Math.min(X(s.pre[hot]) + 9, R - ctx.measureText(label).width - 6));
-        ctx.fillText(label, xx, Math.max(T + 12, Y(s.post[hot]) - 8));
+        ctx.fillText(label, xx, Math.max(T + 12, Y(ys[hot]) - 8));
       }
     });
   }
@@ -351,19 +402,33 @@ export function createFfn({ root, query, onQuery }) {
   function draw() {
     kit.refresh();
     const name = (what) => (k) => `${what}[${k}]`;
-    const one = stage(1, 'ffnInTitle', formula(t('block.ffnInFormula', s.M, s.N)),
-      labelled(el('span', {}, el('b', {}, 'x'), ` ${tokText(tokens[s.pos])}`), kit.strip(s.x, maxAbs(s.x), name('x'))),
-      labelled(el('span', {}, el('b', {}, 'h'), ' = hook_pre'), kit.strip(s.pre, maxAbs(s.pre, s.post), name('h'))),
-      note(t('block.ffnInNote', s.input, s.N, s.M)));
+    const hScale = maxAbs(s.pre, s.post, ...(s.gated ? [s.up, s.gateAct] : []));
+    const one = s.gated
+      ? stage(1, 'ffnInTitle', formula(t('block.gluInFormula', s.M, s.N)),
+        labelled(el('span', {}, el('b', {}, 'x'), ` ${tokText(tokens[s.pos])}`), kit.strip(s.x, maxAbs(s.x), name('x'))),
+        labelled(el('span', {}, el('b', {}, 'g'), ' = hook_pre'), kit.strip(s.pre, hScale, name('gate'))),
+        labelled(el('span', {}, el('b', {}, 'u'), ' = hook_pre_linear'), kit.strip(s.up, hScale, name('up'))),
+        note(t('block.gluInNote', s.input, s.N, s.M)))
+      : stage(1, 'ffnInTitle', formula(t('block.ffnInFormula', s.M, s.N)),
+        labelled(el('span', {}, el('b', {}, 'x'), ` ${tokText(tokens[s.pos])}`), kit.strip(s.x, maxAbs(s.x), name('x'))),
+        labelled(el('span', {}, el('b', {}, 'h'), ' = hook_pre'), kit.strip(s.pre, hScale, name('h'))),
+        note(t('block.ffnInNote', s.input, s.N, s.M)));
     chart = el('canvas', { class: 'curve', role: 'img', 'aria-label': t('block.curveLabel', s.act, s.N, s.active) });
-    const two = stage(2, 'actTitle', formula(ACT_FORMULAS[s.act] ?? s.act),
-      chart,
-      labelled(el('span', {}, el('b', {}, 'a'), ' = hook_post'), kit.strip(s.post, maxAbs(s.pre, s.post), name('a'), (k) => setHot(k))),
-      note(t('block.actNote', s.act, s.N, s.active)));
-    const max = Math.max(...Array.from(s.top, (n) => s.post[n]), 1e-30);
+    const two = s.gated
+      ? stage(2, 'actTitle', formula(`${ACT_FORMULAS.silu};  a = SiLU(g) ⊙ u`),
+        chart,
+        labelled(el('span', {}, 'SiLU(', el('b', {}, 'g'), ')'), kit.strip(s.gateAct, hScale, name('SiLU(gate)'))),
+        labelled(el('span', {}, '⊙ ', el('b', {}, 'u')), kit.strip(s.up, hScale, name('up'))),
+        labelled(el('span', {}, '= ', el('b', {}, 'a'), ' = hook_post'), kit.strip(s.post, hScale, name('a'), (k) => setHot(k))),
+        note(t('block.gluNote', s.N)))
+      : stage(2, 'actTitle', formula(ACT_FORMULAS[s.act] ?? s.act),
+        chart,
+        labelled(el('span', {}, el('b', {}, 'a'), ' = hook_post'), kit.strip(s.post, hScale, name('a'), (k) => setHot(k))),
+        note(t('block.actNote', s.act, s.N, s.active)));
+    const max = Math.max(...Array.from(s.top, (n) => Math.abs(s.post[n])), 1e-30);
     const body = el('tbody', {}, ...Array.from(s.top, (n, r) => {
       const bar = el('span', { class: 'abar' });
-      bar.style.width = `calc((100% - 5.2rem) * ${Math.max(0, s.post[n] / max).toFixed(4)})`;
+      bar.style.width = `calc((100% - 5.2rem) * ${Math.max(0, (s.gated ? Math.abs(s.post[n]) : s.post[n]) / max).toFixed(4)})`;
       return el('tr', { dataset: { n: String(n) }, tabIndex: -1, 'aria-label': t('block.neuronLabel', r + 1, n, s.pre[n], s.post[n]) },
         el('td', {}, String(r + 1)), el('td', {}, `#${n}`),
         el('td', { dataset: { value: String(s.pre[n]) } }, f(s.pre[n], 4)),
@@ -373,7 +438,7 @@ export function createFfn({ root, query, onQuery }) {
       el('thead', {}, el('tr', {}, ...['thRank', 'thNeuron', 'thPre', 'thPost'].map((k) => el('th', { scope: 'col' }, t(`block.${k}`))))), body);
     roving(body, 'tr', { onMove: (tr) => setHot(Number(tr.dataset.n)) }).set(0, false);
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setHot(Number(tr.dataset.n)); });
-    const three = stage(3, 'topTitle', el('div', { class: 'keys-scroll' }, table), note(t('block.topNote')));
+    const three = stage(3, 'topTitle', el('div', { class: 'keys-scroll' }, table), note(t(s.gated ? 'block.topNoteGlu' : 'block.topNote')));
     const four = stage(4, 'ffnOutTitle', formula(t('block.ffnOutFormula', s.N, s.M)),
       labelled(el('span', {}, el('b', {}, 'out'), ' = hook_mlp_out'), kit.strip(s.out, maxAbs(s.out), name('out'))),
       note(t('block.ffnOutNote')));

@@ -1,12 +1,18 @@
 // The positional encodings, positions (rows) by dimensions (columns): the sinusoids of the paper
-// for encoder-decoder models, GPT's learned W_pos otherwise. Drawn once per model.
+// for encoder-decoder models, GPT's learned W_pos otherwise. Drawn once per model. A rotary model
+// (Llama, GPT-NeoX) has no such table: the panel says so and where its positions act instead.
 import { LUT, gate } from './common.js';
 import { t } from '../i18n.js';
 
 export function createPositions({ canvas, title, legend, readout }) {
   const g = gate('positions');
-  let pe = null, sinusoid = false;
+  let pe = null, sinusoid = false, rotary = null;
   function describe() {
+    if (rotary) {
+      title.textContent = t('peRotary');
+      legend.textContent = t('peRotaryLegend', rotary);
+      return;
+    }
     if (!pe) return;
     const [n, d] = pe.shape;
     title.textContent = sinusoid ? t('peSinusoid') : t('peLearned');
@@ -21,9 +27,15 @@ export function createPositions({ canvas, title, legend, readout }) {
     readout.textContent = t('peCell', pos, dim, pe.data[pos * d + dim]);
   });
   return {
-    update(data, isSinusoid, key) {
+    /** data: the table { shape, data }, or null for a rotary model (info: its description). */
+    update(data, isSinusoid, key, info = null) {
       g.run(key, () => {
+        rotary = data ? null : info;
+        canvas.hidden = !data;
+        canvas.style.display = data ? '' : 'none'; // the stylesheet sizes canvases: hidden alone would not hide it
+        readout.textContent = '';
         pe = data;
+        if (!data) { describe(); return; }
         sinusoid = isSinusoid;
         const [n, d] = pe.shape;
         canvas.width = d;

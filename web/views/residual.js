@@ -130,7 +130,7 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
       maps.push(m);
       return el('div', { class: 'normstack', dataset: { stack } }, ...(stacks.length > 1 ? [el('h4', {}, stackName)] : []), m.box);
     });
-    return stage(1, 'normsTitle', formula(t('residual.normsFormula')), ...parts, note(t('residual.normsNote', s.kind)));
+    return stage(1, 'normsTitle', formula(t('residual.normsFormula')), ...parts, note(t('residual.normsNote', s.kind ?? 'parts'))); // kind null (no weights by name): still a pre-LN stream
   }
 
   function stageParts() {
@@ -138,12 +138,12 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
     const label = (p) => (p.what === 'embed' ? t('residual.partEmbed') : p.what === 'pos' ? t('residual.partPos')
       : p.what === 'attn' ? t('residual.partAttn', p.layer) : t('residual.partMlp', p.layer));
     const rows = s.parts.map((p) => ({ ...p, label: label(p), hook: p.hook }));
-    rows.push({ what: 'bias', label: t('residual.partBias'), hook: 'ln_final.b · W_U[:, t] + b_U[t]', value: s.bias, running: s.total, cls: 'bias' });
+    rows.push({ what: 'bias', label: t('residual.partBias'), hook: s.rms ? 'b_U[t]' : 'ln_final.b · W_U[:, t] + b_U[t]', value: s.bias, running: s.total, cls: 'bias' });
     return stage(2, 'partsTitle',
       formula(t('residual.partsFormula', s.token, `“${tok}”`)),
       partsTable(rows, { caption: t('residual.partsCaption', s.pos, tokText(tokens[s.pos]), `“${tok}”`) }),
       el('p', { class: 'entropy sumline', dataset: { total: String(s.total), logit: String(s.logit) } }, t('residual.sumLine', s.total, s.logit, `“${tok}”`)),
-      note(t('residual.partsNote', s.scale)));
+      note(t(s.rms ? 'residual.partsNoteRms' : 'residual.partsNote', s.scale)));
   }
 
   function stageHeads() {
@@ -180,12 +180,13 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
   function draw() {
     const parts = [stageNorms()];
     if (s.kind === 'parts') parts.push(stageParts(), stageHeads());
-    else parts.push(stageLens());
+    else if (s.kind === 'lens') parts.push(stageLens());
+    else parts.push(stage(2, 'partsTitle', note(t('residual.noParts', s.family)))); // no weights by name (GPT-NeoX)
     root.replaceChildren(...parts);
     for (const m of maps) m.draw();
     root.dataset.pos = String(s.pos);
     root.dataset.token = String(s.token);
-    root.dataset.kind = s.kind;
+    root.dataset.kind = s.kind ?? 'norms';
     const shown = Math.min(tokens.length, 4096);
     query.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(tokens[i]).slice(0, 24)}`, String(i), false, i === s.pos)));
     query.value = String(s.pos);

@@ -53,10 +53,16 @@ export function createSteps({ root, query, onQuery, onKey }) {
   function stageQKV() {
     const D = s.D;
     const qScale = maxAbs(s.q);
+    // a rotary model turns q and k by their position before the dot product: both are shown
+    const rot = s.rotary ? [
+      labelled(el('span', {}, el('b', {}, 'q'), el('sub', {}, String(s.query)), ' hook_q'), strip(s.qUnrotated, maxAbs(s.q, s.qUnrotated), (r, d) => `hook_q[${d}]`)),
+      note(t('steps.rotaryNote', s.query, D))] : [];
+    const gqa = s.KV < s.H ? [note(t('steps.gqaNote', s.H, s.KV, s.head, s.kvHead))] : [];
     return stage(1, 'qkvTitle',
       formula(t('steps.qkvFormula', s.kind, s.post)),
-      labelled(el('span', {}, el('b', {}, 'q'), el('sub', {}, String(s.query)), ` ${tokText(rows[s.query])}`), strip(s.q, qScale, (r, d) => `q[${d}]`)),
-      note(t('steps.qkvNote', D, s.H, s.M)));
+      ...rot,
+      labelled(el('span', {}, el('b', {}, 'q'), el('sub', {}, String(s.query)), ` ${s.rotary ? 'hook_rot_q ' : ''}${tokText(rows[s.query])}`), strip(s.q, qScale, (r, d) => `q[${d}]`)),
+      note(t('steps.qkvNote', D, s.H, s.M)), ...gqa);
   }
 
   /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
@@ -179,9 +185,11 @@ export function createSteps({ root, query, onQuery, onKey }) {
     const concat = el('div', { class: 'concat' }, ...Array.from({ length: H }, (_, g) =>
       el('div', { class: `zpart${g === s.head ? ' sel' : ''}` }, el('span', { class: 'qhead' }, `z${g}`),
         strip(s.zAll.subarray(g * D, (g + 1) * D), zScale, (r, d) => `z${g}[${d}]`))));
-    const oScale = maxAbs(s.contrib, s.bO, s.attnOut);
-    const contribs = Array.from({ length: H }, (_, g) => labelled(`${g ? '+ ' : ''}z${g} W_O[${g}]`,
-      strip(s.contrib.subarray(g * M, (g + 1) * M), oScale, (r, m) => `z${g}W_O[${g}][${m}]`)));
+    const oScale = s.contrib ? maxAbs(s.contrib, s.bO, s.attnOut) : maxAbs(s.attnOut);
+    // W_O by name: where the engine has none for this family, the projection is the engine's alone
+    const contribs = s.contrib ? [...Array.from({ length: H }, (_, g) => labelled(`${g ? '+ ' : ''}z${g} W_O[${g}]`,
+      strip(s.contrib.subarray(g * M, (g + 1) * M), oScale, (r, m) => `z${g}W_O[${g}][${m}]`))),
+    labelled('+ b_O', strip(s.bO, oScale, (r, m) => `b_O[${m}]`))] : [note(t('steps.noWO'))];
     return stage(4, 'headsTitle',
       note(t('steps.splitNote', M, H, D, s.head)),
       formula(t('steps.splitFormula', H, D)),
@@ -190,7 +198,6 @@ export function createSteps({ root, query, onQuery, onKey }) {
       formula(t('steps.concatFormula', H)),
       el('div', { class: 'vrow' }, el('span', { class: 'vlabel' }, t('steps.concatLabel', H, D, M)), concat, el('span', { class: 'vval' }, '')),
       ...contribs,
-      labelled('+ b_O', strip(s.bO, oScale, (r, m) => `b_O[${m}]`)),
       labelled(el('b', {}, t('steps.attnOut')), strip(s.attnOut, oScale, (r, m) => `out[${m}]`)),
       note(t('steps.concatNote', H, D, M)));
   }
@@ -198,6 +205,15 @@ export function createSteps({ root, query, onQuery, onKey }) {
   function stageResidual() {
     const M = s.M, scale = maxAbs(s.residIn, s.attnOut, s.residSum, s.residOut);
     const name = (what) => (r, m) => `${what}[${m}]`;
+    if (s.parallel) { // GPT-NeoX's parallel block: attention and MLP both read resid_pre; no resid_mid
+      return stage(5, 'residTitle', formula(t('steps.residParallel')),
+        labelled(t('steps.residIn'), strip(s.residIn, scale, name('x'))),
+        labelled(`+ ${t('steps.attnOut')}`, strip(s.attnOut, scale, name('attn_out'))),
+        labelled('+ mlp_out', strip(s.mlpOut, scale, name('mlp_out'))),
+        labelled('=', strip(s.residSum, scale, name('x + attn_out + mlp_out'))),
+        labelled(t('steps.engineResidPost'), strip(s.residOut, scale, name('resid_post'))),
+        note(t('steps.residParallelNote', M)));
+    }
     const parts = [
       labelled(t(s.kind === 'cross' ? 'steps.residInCross' : 'steps.residIn'), strip(s.residIn, scale, name('x'))),
       labelled(`+ ${t('steps.attnOut')}`, strip(s.attnOut, scale, name('out'))),
