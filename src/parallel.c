@@ -27,6 +27,21 @@ static struct {
 #define LT_PAR_MIN_WORK 16384
 static int32_t n_parts = 1;
 static int64_t min_work = LT_PAR_MIN_WORK;
+static int adaptive = 1; /* the default threshold adapts to late helpers (below); a set one stays */
+
+/* A helper late by much more than a part's work has been descheduled: another program holds
+ * its core. Then every split makes the caller wait for it, and a spinning helper takes time from
+ * the caller on a shared core. So the engine counts how late helpers have been lately (busy, 0 to
+ * LT_PAR_MAX_BUSY): each late job raises it, and with it the smallest split (min_work << busy, in
+ * the default setting) and the brevity of the helpers' spinning (1 << 16 >> 2 busy polls before
+ * they sleep); 256 jobs on time in a row, or 4096 matmuls it kept whole, lower it by one again,
+ * so that a freed core is used again. No clock is needed: a caller that polls more than
+ * LT_PAR_LATE_POLLS times for the last part (about a millisecond) has waited far longer than any
+ * split part of a decode step takes. */
+#define LT_PAR_MAX_BUSY 6
+#define LT_PAR_LATE_POLLS (1 << 20)
+static _Atomic int32_t busy;
+static int32_t on_time, kept_whole;
 
 /* Set the parts (1 + the helpers JS will start) and the smallest matmul worth splitting
  * (min_mads < 0: the default). Raise the parts only before any session exists: sessions size
@@ -35,6 +50,9 @@ EXPORT void lt_par_config(int32_t parts, double min_mads) {
     n_parts = parts < 1 ? 1 : parts > LT_MAX_PARTS ? LT_MAX_PARTS : parts;
     if (n_parts == 1) atomic_store(&pool.helpers, 0); /* JS ends the helpers: run alone */
     min_work = min_mads < 0 ? LT_PAR_MIN_WORK : (int64_t)min_mads;
+    adaptive = min_mads < 0;
+    atomic_store(&busy, 0);
+    on_time = kept_whole = 0;
 }
 
 /* Parts started by helpers so far (for tests: the pool is really running). */
@@ -49,6 +67,12 @@ static void take_parts(void) {
     }
 }
 
+static void lower_busy(void) {
+    const int32_t b = atomic_load(&busy);
+    if (b > 0) atomic_store(&busy, b - 1);
+    on_time = kept_whole = 0;
+}
+
 /* A helper's whole life: spin briefly after each job (decoding posts jobs microseconds apart),
  * then sleep on the generation word until the next one. Never returns. */
 EXPORT void lt_par_helper(void) {
@@ -57,7 +81,7 @@ EXPORT void lt_par_helper(void) {
     for (;;) {
         int32_t g, spins = 0;
         while ((g = atomic_load(&pool.generation)) == seen) {
-            if (++spins < (1 << 16)) continue;
+            if (++spins < ((1 << 16) >> (2 * atomic_load(&busy)))) continue;
             __builtin_wasm_memory_atomic_wait32((int32_t *)&pool.generation, seen, -1);
             spins = 0;
         }
@@ -68,7 +92,12 @@ EXPORT void lt_par_helper(void) {
 
 int32_t lt_par_parts(void) { return n_parts; }
 
-int lt_par_worth(int64_t multiply_adds) { return n_parts > 1 && multiply_adds >= min_work; }
+int lt_par_worth(int64_t multiply_adds) {
+    if (n_parts == 1 || multiply_adds < min_work) return 0;
+    if (!adaptive || multiply_adds >= min_work << atomic_load(&busy)) return 1;
+    if (++kept_whole >= 4096) lower_busy(); /* try smaller splits again now and then */
+    return 0;
+}
 
 void lt_par_run(lt_par_fn fn, void *ctx) {
     if (n_parts == 1 || atomic_load(&pool.helpers) == 0) {
@@ -82,7 +111,14 @@ void lt_par_run(lt_par_fn fn, void *ctx) {
     atomic_fetch_add(&pool.generation, 1);
     __builtin_wasm_memory_atomic_notify((int32_t *)&pool.generation, (uint32_t)-1);
     take_parts();
-    while (atomic_load(&pool.done) < n_parts) {
+    int32_t polls = 0;
+    while (atomic_load(&pool.done) < n_parts) polls += polls < LT_PAR_LATE_POLLS;
+    if (polls >= LT_PAR_LATE_POLLS) { /* a helper was descheduled */
+        const int32_t b = atomic_load(&busy);
+        if (adaptive && b < LT_PAR_MAX_BUSY) atomic_store(&busy, b + 1);
+        on_time = kept_whole = 0;
+    } else if (++on_time >= 256) {
+        lower_busy();
     }
 }
 

@@ -105,8 +105,19 @@ void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_
                              const float *bias, int32_t n, int32_t d_in, int32_t d_out, float *scratch);
 void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half_kind kind,
                          int32_t n, int32_t d_in, int32_t d_out, float *scratch);
+/* lt_attention_simd, with each head's keys and values first copied into kv (2 * n_kv * d_head
+ * floats, or NULL: no copy) where there are at least LT_ATTN_COPY_ROWS queries: the same numbers
+ * bit for bit. Rows of a KV cache are a model's width apart (3 KB in GPT-2 small), a stride that
+ * maps a head's rows onto a few cache sets, so a long context's keys miss L2; copied, they sit
+ * together, and every query reads them from there. */
+#define LT_ATTN_COPY_ROWS 4
+void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
+                          const float *v, const lt_attn_dims *d, float *scratch, float *kv);
 #define lt_k_matmul_nt lt_matmul_nt_simd
 #define lt_k_attention lt_attention_simd
+#define lt_k_attention_kv lt_attention_kv_simd
+/* lt_q8_quantize_row, the same numbers bit for bit */
+void lt_q8_quantize_row_simd(int16_t *xq, float *xs, const float *x, int32_t d_in);
 void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
                        int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs);
 void lt_gelu_tanh_simd(float *x, int64_t n);
@@ -132,6 +143,8 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
 #else
 #define lt_k_matmul_nt lt_matmul_nt_ref
 #define lt_k_attention lt_attention_ref
+#define lt_k_attention_kv(out, scores, pattern, q, k, v, d, scratch, kv) \
+    ((void)(kv), lt_attention_ref(out, scores, pattern, q, k, v, d, scratch))
 #define lt_k_q8_matmul lt_q8_matmul_ref
 #define lt_k_matmul_packed lt_matmul_packed_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \

@@ -42,6 +42,42 @@ static inline float dot(const float *a, const float *b, int32_t n) {
     return s;
 }
 
+/* [hsum(a), hsum(b), hsum(c), hsum(d)], each summed in hsum's order, (0 + 1) + (2 + 3) */
+static inline __attribute__((always_inline)) v128_t f32_lane_sums(v128_t a, v128_t b, v128_t c, v128_t d) {
+    const v128_t ab = wasm_f32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 2, 6), wasm_i32x4_shuffle(a, b, 1, 5, 3, 7));
+    const v128_t cd = wasm_f32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 2, 6), wasm_i32x4_shuffle(c, d, 1, 5, 3, 7));
+    return wasm_f32x4_add(wasm_i64x2_shuffle(ab, cd, 0, 2), wasm_i64x2_shuffle(ab, cd, 1, 3));
+}
+
+/* Four weight rows (output columns) against one input row x, d_in a multiple of 4: four
+ * accumulators (more run slower in V8), two steps of i per pass of the loop, and each row's lanes
+ * summed together, in hsum's order. */
+static inline __attribute__((always_inline)) v128_t nt_rows4(const float *x, const float *w0, int32_t d_in) {
+    const float *w1 = w0 + d_in, *w2 = w1 + d_in, *w3 = w2 + d_in;
+    v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int32_t i = 0;
+    for (; i + 8 <= d_in; i += 8) {
+        v128_t xv = wasm_v128_load(x + i);
+        a0 = madd(xv, wasm_v128_load(w0 + i), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + i), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + i), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+        xv = wasm_v128_load(x + i + 4);
+        a0 = madd(xv, wasm_v128_load(w0 + i + 4), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + i + 4), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + i + 4), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + i + 4), a3);
+    }
+    if (i < d_in) {
+        const v128_t xv = wasm_v128_load(x + i);
+        a0 = madd(xv, wasm_v128_load(w0 + i), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + i), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + i), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+    }
+    return f32_lane_sums(a0, a1, a2, a3);
+}
+
 void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                             int32_t d_out, int32_t j0, int32_t j1) {
     /* blocks of LT_PANEL weight rows, which stay in cache while every input row passes */
@@ -51,6 +87,9 @@ void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t
             const float *x = in + (size_t)t * d_in;
             float *o = out + (size_t)t * d_out;
             int32_t j = jb;
+            /* four output columns at once where d_in has no tail: the same sums as below */
+            if (d_in % 4 == 0)
+                for (; j + 4 <= je; j += 4) wasm_v128_store(o + j, nt_rows4(x, w + (size_t)j * d_in, d_in));
             /* four output columns at once: x is loaded once for four weight rows */
             for (; j + 4 <= je; j += 4) {
                 const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
@@ -394,40 +433,82 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
 
 /* ---------------------------------------------------------------- 8-bit weights */
 
-/* Four output columns at a time: each block of 32 is 4 x i32x4_dot_i16x8 per column, an exact
- * integer sum, converted and scaled into a per-column f32x4 (lanes summed at the end). */
+void lt_q8_quantize_row_simd(int16_t *xq, float *xs, const float *x, int32_t d_in) {
+    for (int32_t b = 0; b < d_in / LT_Q8_BLOCK; b++) {
+        const float *xb = x + b * LT_Q8_BLOCK;
+        v128_t v[8];
+        for (int32_t k = 0; k < 8; k++) v[k] = wasm_v128_load(xb + 4 * k);
+        v128_t m = wasm_f32x4_abs(v[0]);
+        for (int32_t k = 1; k < 8; k++) m = wasm_f32x4_max(m, wasm_f32x4_abs(v[k]));
+        m = wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
+        const float max = fmaxf(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1));
+        const float scale = max / 32767.0f, inv = max > 0.0f ? 32767.0f / max : 0.0f;
+        xs[b] = scale;
+        const v128_t iv = wasm_f32x4_splat(inv);
+        for (int32_t k = 0; k < 8; k += 2) { /* lrintf rounds to nearest, ties to even: f32x4.nearest */
+            const v128_t lo = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k], iv)));
+            const v128_t hi = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[k + 1], iv)));
+            wasm_v128_store(xq + b * LT_Q8_BLOCK + 4 * k, wasm_i16x8_narrow_i32x4(lo, hi));
+        }
+    }
+}
+
+/* One column's block of 32 weights against the block's four vectors of 16-bit inputs: the exact
+ * integer dot product, in four lanes. v128.load8x8_s loads and widens in one instruction. */
+static inline __attribute__((always_inline)) v128_t q8_block(const int8_t *qb, v128_t x0, v128_t x1, v128_t x2,
+                                                              v128_t x3) {
+    const v128_t d01 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(x0, wasm_i16x8_load8x8(qb)),
+                                      wasm_i32x4_dot_i16x8(x1, wasm_i16x8_load8x8(qb + 8)));
+    const v128_t d23 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(x2, wasm_i16x8_load8x8(qb + 16)),
+                                      wasm_i32x4_dot_i16x8(x3, wasm_i16x8_load8x8(qb + 24)));
+    return wasm_i32x4_add(d01, d23);
+}
+
+/* [sum of a's lanes, b's, c's, d's] (exact: integers) */
+static inline __attribute__((always_inline)) v128_t i32_lane_sums(v128_t a, v128_t b, v128_t c, v128_t d) {
+    const v128_t ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+    const v128_t cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+    return wasm_i32x4_add(wasm_i64x2_shuffle(ab, cd, 0, 2), wasm_i64x2_shuffle(ab, cd, 1, 3));
+}
+
+/* Four output columns at a time, one per lane: each block of 32 is an exact integer dot product
+ * per column (4 x i32x4_dot_i16x8, the lanes summed), converted, scaled and added in block order:
+ * the reference's arithmetic, so the results equal it bit for bit in the strict build. The four
+ * columns are written out by hand: V8 keeps the accumulators and row pointers of a loop over a
+ * stack array in memory, loaded and stored every block. */
 void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
                             int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs) {
     const int32_t nb = d_in / LT_Q8_BLOCK;
     for (int32_t t = 0; t < n; t++) {
-        lt_q8_quantize_row(xq, xs, in + (size_t)t * d_in, d_in);
+        lt_q8_quantize_row_simd(xq, xs, in + (size_t)t * d_in, d_in);
         float *o = out + (size_t)t * d_out;
         for (int32_t j = j0; j < j1; j += 4) {
             const int32_t rows = j1 - j < 4 ? j1 - j : 4;
-            const int8_t *qr[4];
-            const float *sr[4];
-            for (int32_t r = 0; r < 4; r++) {
-                const int32_t jj = j + (r < rows ? r : 0);
-                qr[r] = q + (size_t)jj * d_in;
-                sr[r] = scales + (size_t)jj * nb;
-            }
-            v128_t acc[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
-                             wasm_f32x4_splat(0.0f)};
+            /* a last group of fewer columns repeats its first (computed, never stored) */
+            const size_t r1 = (size_t)j + (rows > 1), r2 = (size_t)j + (rows > 2 ? 2 : 0), r3 = (size_t)j + (rows > 3 ? 3 : 0);
+            const int8_t *q0 = q + (size_t)j * d_in, *q1 = q + r1 * d_in, *q2 = q + r2 * d_in, *q3 = q + r3 * d_in;
+            const float *s0 = scales + (size_t)j * nb, *s1 = scales + r1 * nb, *s2 = scales + r2 * nb,
+                        *s3 = scales + r3 * nb;
+            v128_t acc = wasm_f32x4_splat(0.0f);
             for (int32_t b = 0; b < nb; b++) {
                 const int16_t *xb = xq + b * LT_Q8_BLOCK;
                 const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8), x2 = wasm_v128_load(xb + 16),
                              x3 = wasm_v128_load(xb + 24);
-                for (int32_t r = 0; r < 4; r++) {
-                    const int8_t *qb = qr[r] + b * LT_Q8_BLOCK;
-                    const v128_t w01 = wasm_v128_load(qb), w23 = wasm_v128_load(qb + 16);
-                    v128_t d = wasm_i32x4_dot_i16x8(x0, wasm_i16x8_extend_low_i8x16(w01));
-                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_extend_high_i8x16(w01)));
-                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_extend_low_i8x16(w23)));
-                    d = wasm_i32x4_add(d, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_extend_high_i8x16(w23)));
-                    acc[r] = madd(wasm_f32x4_convert_i32x4(d), wasm_f32x4_splat(xs[b] * sr[r][b]), acc[r]);
-                }
+                const int32_t at = b * LT_Q8_BLOCK;
+                const v128_t dots = i32_lane_sums(q8_block(q0 + at, x0, x1, x2, x3), q8_block(q1 + at, x0, x1, x2, x3),
+                                                  q8_block(q2 + at, x0, x1, x2, x3), q8_block(q3 + at, x0, x1, x2, x3));
+                const v128_t sc = wasm_f32x4_mul(wasm_f32x4_splat(xs[b]), wasm_f32x4_make(s0[b], s1[b], s2[b], s3[b]));
+                acc = madd(wasm_f32x4_convert_i32x4(dots), sc, acc);
             }
-            for (int32_t r = 0; r < rows; r++) o[j + r] = hsum(acc[r]) + (bias ? bias[j + r] : 0.0f);
+            /* + 0 without a bias, as the reference adds (a sum of -0 becomes +0) */
+            acc = wasm_f32x4_add(acc, bias ? wasm_f32x4_make(bias[j], bias[r1], bias[r2], bias[r3]) : wasm_f32x4_splat(0.0f));
+            if (rows == 4) {
+                wasm_v128_store(o + j, acc);
+            } else {
+                float tmp[4];
+                wasm_v128_store(tmp, acc);
+                for (int32_t r = 0; r < rows; r++) o[j + r] = tmp[r];
+            }
         }
     }
 }
@@ -477,30 +558,29 @@ static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_s
     }
 }
 
-void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
-                       const float *v, const lt_attn_dims *d, float *scratch) {
+/* One head h: keys and values at kh and vh, rows kv_stride apart. */
+static void attention_head(float *out, float *scores, float *pattern, const float *q, const float *kh,
+                           const float *vh, int32_t kv_stride, const lt_attn_dims *d, int32_t h, float *scratch) {
     const size_t plane = (size_t)d->n_q * d->n_kv;
     const int32_t dh = d->d_head;
-    for (int32_t h = 0; h < d->n_head; h++) {
+    {
         for (int32_t i = 0; i < d->n_q; i++) {
             const float *qi = q + (size_t)i * d->q_stride + (size_t)h * dh;
-            const float *kh = k + (size_t)h * dh, *vh = v + (size_t)h * dh;
             /* keys past this bound are causally masked: neither computed nor visited */
             int32_t end = d->n_kv;
             if (d->causal && d->q_offset + i + 1 < end) end = d->q_offset + i + 1;
             if (end < 0) end = 0;
-            scaled_scores(scratch, qi, kh, d->kv_stride, dh, end, d->scale);
+            scaled_scores(scratch, qi, kh, kv_stride, dh, end, d->scale);
             if (d->key_valid)
                 for (int32_t j = 0; j < end; j++)
                     if (!d->key_valid[j]) scratch[j] = -INFINITY;
-            for (int32_t j = end; j < d->n_kv; j++) scratch[j] = -INFINITY;
+            /* keys from end on are masked: -inf scores, zero weights (written only where kept) */
             const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
             if (scores)
-                for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = scratch[j];
+                for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = j < end ? scratch[j] : -INFINITY;
             lt_softmax_simd(scratch, end);
-            for (int32_t j = end; j < d->n_kv; j++) scratch[j] = 0.0f;
             if (pattern)
-                for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = scratch[j];
+                for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = j < end ? scratch[j] : 0.0f;
             float *oi = out + (size_t)i * d->out_stride + (size_t)h * dh;
             int32_t c = 0;
             for (; c + 16 <= dh; c += 16) {
@@ -508,7 +588,7 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
                 for (int32_t j = 0; j < end; j++) {
                     if (scratch[j] == 0.0f) continue;
                     const v128_t p = wasm_f32x4_splat(scratch[j]);
-                    const float *vj = vh + (size_t)j * d->kv_stride + c;
+                    const float *vj = vh + (size_t)j * kv_stride + c;
                     a0 = madd(p, wasm_v128_load(vj), a0);
                     a1 = madd(p, wasm_v128_load(vj + 4), a1);
                     a2 = madd(p, wasm_v128_load(vj + 8), a2);
@@ -521,17 +601,44 @@ void lt_attention_simd(float *out, float *scores, float *pattern, const float *q
                 v128_t a = wasm_f32x4_splat(0.0f);
                 for (int32_t j = 0; j < end; j++) {
                     if (scratch[j] == 0.0f) continue;
-                    a = madd(wasm_f32x4_splat(scratch[j]), wasm_v128_load(vh + (size_t)j * d->kv_stride + c), a);
+                    a = madd(wasm_f32x4_splat(scratch[j]), wasm_v128_load(vh + (size_t)j * kv_stride + c), a);
                 }
                 wasm_v128_store(oi + c, a);
             }
             for (; c < dh; c++) {
                 float s = 0.0f;
                 for (int32_t j = 0; j < end; j++)
-                    if (scratch[j] != 0.0f) s += scratch[j] * vh[(size_t)j * d->kv_stride + c];
+                    if (scratch[j] != 0.0f) s += scratch[j] * vh[(size_t)j * kv_stride + c];
                 oi[c] = s;
             }
         }
+    }
+}
+
+void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
+                       const float *v, const lt_attn_dims *d, float *scratch) {
+    for (int32_t h = 0; h < d->n_head; h++)
+        attention_head(out, scores, pattern, q, k + (size_t)h * d->d_head, v + (size_t)h * d->d_head, d->kv_stride,
+                       d, h, scratch);
+}
+
+void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
+                          const float *v, const lt_attn_dims *d, float *scratch, float *kv) {
+    if (!kv || d->n_q < LT_ATTN_COPY_ROWS) {
+        lt_attention_simd(out, scores, pattern, q, k, v, d, scratch);
+        return;
+    }
+    const int32_t dh = d->d_head;
+    float *kc = kv, *vc = kv + (size_t)d->n_kv * dh;
+    for (int32_t h = 0; h < d->n_head; h++) {
+        /* only the keys some query sees are copied */
+        int32_t end = d->n_kv;
+        if (d->causal && d->q_offset + d->n_q < end) end = d->q_offset + d->n_q;
+        for (int32_t j = 0; j < end; j++) {
+            const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh, *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
+            for (int32_t c = 0; c < dh; c++) kc[(size_t)j * dh + c] = kr[c], vc[(size_t)j * dh + c] = vr[c];
+        }
+        attention_head(out, scores, pattern, q, kc, vc, dh, d, h, scratch);
     }
 }
 #endif

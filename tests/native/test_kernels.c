@@ -178,6 +178,23 @@ static void test_q8(int n, int d_in, int d_out, bool with_bias) {
     lt_q8_matmul_simd(a, x, q, scales, bias, n, d_in, d_out, xq, xs);
     lt_q8_matmul_ref(b, x, q, scales, bias, n, d_in, d_out, xq, xs);
     expect_close("q8_matmul simd", a, b, (size_t)n * d_out, 1e-5f * (float)d_in, n, d_in, d_out);
+    /* the same arithmetic in the same order: exact in the strict build */
+    expect_close("q8_matmul simd, same order as ref", a, b, (size_t)n * d_out, SAME_ORDER_TOL(d_in), n, d_in, d_out);
+    {
+        int16_t *xq2 = malloc((size_t)d_in * sizeof *xq2);
+        float *xs2 = malloc((size_t)nb * sizeof *xs2);
+        for (int t = 0; t < n; t++) {
+            lt_q8_quantize_row(xq, xs, x + (size_t)t * d_in, d_in);
+            lt_q8_quantize_row_simd(xq2, xs2, x + (size_t)t * d_in, d_in);
+            checks++;
+            if (memcmp(xq, xq2, (size_t)d_in * sizeof *xq) || memcmp(xs, xs2, (size_t)nb * sizeof *xs)) {
+                failures++;
+                note("q8_quantize_row simd differs from ref (%d, %d)\n", n, d_in);
+                break;
+            }
+        }
+        free(xq2); free(xs2);
+    }
     const int32_t cut = split_at(d_out);
     lt_q8_matmul_cols_simd(c, x, q, scales, bias, n, d_in, d_out, 0, cut, xq, xs);
     lt_q8_matmul_cols_simd(c, x, q, scales, bias, n, d_in, d_out, cut, d_out, xq, xs);
@@ -432,6 +449,17 @@ static void test_q16_quantizer(int d_in) {
     for (int i = 0; i < d_in; i++) x[i] *= (i / LT_Q8_BLOCK) % 3 == 1 ? 1e-3f : 40.0f;
     for (int i = 0; i < LT_Q8_BLOCK && d_in >= 3 * LT_Q8_BLOCK; i++) x[2 * LT_Q8_BLOCK + i] = 0.0f; /* a zero block */
     lt_q8_quantize_row(xq, xs, x, d_in);
+    { /* the SIMD quantizer: the same numbers, bit for bit */
+        float xs2[64];
+        int16_t *xq2 = malloc((size_t)d_in * sizeof *xq2);
+        lt_q8_quantize_row_simd(xq2, xs2, x, d_in);
+        checks++;
+        if (memcmp(xq, xq2, (size_t)d_in * sizeof *xq) || memcmp(xs, xs2, (size_t)(d_in / LT_Q8_BLOCK) * sizeof *xs)) {
+            failures++;
+            note("q16 quantizer simd differs from ref (%d)\n", d_in);
+        }
+        free(xq2);
+    }
     checks++;
     for (int b = 0; b < d_in / LT_Q8_BLOCK; b++) {
         double max = 0.0, dmax = 0.0, worst = 0.0;
@@ -471,6 +499,15 @@ static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool c
     lt_attention_simd(oa, sa, pa, q, k, v, &d, scratch);
     lt_attention_ref(ob, sb, pb, q, k, v, &d, scratch);
     int tag = (causal ? 1 : 0) + (padded ? 2 : 0);
+    { /* keys and values copied out of the cache first: the same numbers, bit for bit */
+        float *oc = rand_array((size_t)n_q * width), *sc = rand_array(plane), *pc = rand_array(plane);
+        float *kv = rand_array((size_t)2 * n_kv * d_head);
+        lt_attention_kv_simd(oc, sc, pc, q, k, v, &d, scratch, kv);
+        expect_close("attention_kv scores", sc, sa, plane, 0.0f, n_q, n_kv, d_head * 10 + tag);
+        expect_close("attention_kv pattern", pc, pa, plane, 0.0f, n_q, n_kv, d_head * 10 + tag);
+        expect_close("attention_kv out", oc, oa, (size_t)n_q * width, 0.0f, n_q, n_kv, d_head * 10 + tag);
+        free(oc); free(sc); free(pc); free(kv);
+    }
     expect_close("attention scores", sa, sb, plane, 1e-5f * (float)d_head, n_q, n_kv, d_head * 10 + tag);
     expect_close("attention pattern", pa, pb, plane, 1e-5f, n_q, n_kv, d_head * 10 + tag);
     expect_close("attention out", oa, ob, (size_t)n_q * width, 1e-5f, n_q, n_kv, d_head * 10 + tag);
