@@ -30,8 +30,8 @@ static int by_prob_desc(const void *a, const void *b) {
     return (i > j) - (i < j);
 }
 
-int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
-    if (!s || !probs) return lt_fail(LT_ERR_INVALID_ARGUMENT, "probs: missing argument");
+/* The checks lt_session_probs and lt_session_sample share: parameters, and logits to read. */
+static int32_t check_sampling(const lt_session *s, lt_sampling_params sp) {
     if (!(sp.temperature >= 0.0f) || isinf(sp.temperature))
         return lt_fail(LT_ERR_INVALID_ARGUMENT,
                        "temperature must be a finite number >= 0 (0 is greedy), not %g",
@@ -42,11 +42,24 @@ int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "top_p must be in (0, 1], not %g", (double)sp.top_p);
     if (!s->n_past)
         return lt_fail(LT_ERR_STATE, "no logits yet: run a forward pass first");
-    const int32_t V = s->model->n_vocab;
-    const float *logits = s->logits;
+    return LT_OK;
+}
+
+/* the first of the largest logits */
+static int32_t argmax(const float *logits, int32_t V) {
     int32_t best = 0;
     for (int32_t i = 1; i < V; i++)
         if (logits[i] > logits[best]) best = i;
+    return best;
+}
+
+int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
+    if (!s || !probs) return lt_fail(LT_ERR_INVALID_ARGUMENT, "probs: missing argument");
+    int32_t rc = check_sampling(s, sp);
+    if (rc) return rc;
+    const int32_t V = s->model->n_vocab;
+    const float *logits = s->logits;
+    const int32_t best = argmax(logits, V);
     if (sp.temperature == 0.0f) {
         for (int32_t i = 0; i < V; i++) probs[i] = 0.0f;
         probs[best] = 1.0f;
@@ -82,6 +95,14 @@ int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
 
 int32_t lt_session_sample(lt_session *s, lt_sampling_params sp, int32_t *out_id) {
     if (!out_id) return lt_fail(LT_ERR_INVALID_ARGUMENT, "sample: out_id is NULL");
+    /* greedy: the argmax, without writing a distribution and walking it (as the sampled path
+     * would pick the same token: probs is 1 there, 0 elsewhere); the generator advances as it
+     * would there, so a seed gives the same tokens whatever the mix of greedy and sampled steps */
+    if (s && check_sampling(s, sp) == LT_OK && sp.temperature == 0.0f) {
+        (void)next_u64(&s->rng);
+        *out_id = argmax(s->logits, s->model->n_vocab);
+        return LT_OK;
+    }
     int32_t rc = lt_session_probs(s, sp, s ? s->sample_probs : NULL);
     if (rc) return rc;
     const float *p = s->sample_probs;
