@@ -6,6 +6,9 @@
 // first when the tokenizer says so and stops at the model's EOS; a SentencePiece tokenizer's ▁
 // spaces come out right in the text. Each number is compared with the engine's own tensors read in
 // Node through web/lantern.js. The folders are built at test time (tests/family_folders.mjs).
+// The wording follows the model too: RMSNorm and no biases for Llama (austen-llama: no LayerNorm,
+// β, b_O or b_out in its panels; rotary positions explained), LayerNorm for GPT-NeoX and GPT-2; the
+// comparison panel reads as text, keeps its layer in the URL (cmp=) and stays off other models' pages.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -159,6 +162,19 @@ for (const c of CASES) {
         assert.match(await page.textContent('#norm'), /no weights by TransformerLens name for GPT-NeoX/);
       }
 
+      // the wording follows the model: RMSNorm (Llama, Qwen2) or LayerNorm with β (GPT-NeoX)
+      const normText = await page.textContent('#norm-panel');
+      assert.ok(normText.includes(`${c.family}, layer ${layer}`), `the tag names the family: ${await page.textContent('#norm-kind')}`);
+      if (info.norm === 'rms') {
+        for (const bad of ['LayerNorm', 'mean 0', 'furthest from the mean']) assert.ok(!normText.includes(bad), `no "${bad}" for RMSNorm`);
+        assert.ok(!normText.replace(/no β/g, '').includes('β'), 'β only where it says there is none');
+        assert.match(await page.textContent('#norm [data-stage="hatTitle"]'), /Root mean square 1/, 'step 3 says RMS 1');
+        assert.match(await page.textContent('#norm [data-stage="affineTitle"]'), /Scale: times γ/);
+      } else {
+        assert.match(normText, /LayerNorm/);
+        if (info.parallel_attn_mlp) assert.match(normText, /parallel/, 'the parallel block is named');
+      }
+
       await show(page, 'ffn', () => document.querySelector('#ffn table.neurons tbody tr'));
       const neurons = await page.$$eval('#ffn table.neurons tbody tr', (trs) => trs.map((tr) => [Number(tr.dataset.n), Number(tr.cells[2].dataset.value), Number(tr.cells[3].dataset.value)]));
       const pre = s.tensor(`blocks.${layer}.mlp.hook_pre`), post = s.tensor(`blocks.${layer}.mlp.hook_post`), N = pre.shape[1];
@@ -290,6 +306,111 @@ test('rotary against learned positions: two folders with metrics.json side by si
     await page.selectOption('#compare-layer', '1');
     await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('layer 1'), null, { timeout: 30000 });
     assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+/** The text of a panel, without its glossary tooltips. */
+const panelText = (page, id) => page.$eval(id, (e) => e.innerText);
+
+test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions; the comparison panel reads and keeps its layer in the URL', { timeout: 240000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto(`${origin}/web/?model=austen-llama&lang=en&temperature=0&prompt=${encodeURIComponent('It is a truth universally acknowledged, that a single man')}`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    // positions: rotary explained in the main text, no table
+    const pe = await panelText(page, '#positions-panel');
+    assert.match(pe, /no position table/);
+    assert.ok(!pe.includes('one row per position'), pe);
+    // Add & Norm
+    await show(page, 'norm', () => document.getElementById('norm').dataset.std);
+    const norm = await panelText(page, '#norm-panel');
+    for (const bad of ['LayerNorm', 'mean 0', 'pre-LN', 'GPT,', 'furthest from the mean']) assert.ok(!norm.includes(bad), `Add & Norm: no "${bad}"`);
+    assert.ok(!norm.replace(/no β/g, '').includes('β'), 'β only where it says there is none');
+    assert.match(norm, /Add & Norm: RMSNorm, step by step/);
+    assert.match(norm, /Root mean square 1/);
+    assert.match(norm, /Scale: times γ/);
+    assert.match(norm, /Llama, layer \d+ \(pre-RMSNorm\)/);
+    assert.match(norm, /largest \|x\|/);
+    // step by step: no biases, pre-RMSNorm
+    await show(page, 'steps', () => document.querySelector('#steps table.keys'));
+    const steps = await panelText(page, '#steps-panel');
+    for (const bad of ['LayerNorm', 'b_O', 'b_Q', 'LN(x']) assert.ok(!steps.includes(bad), `steps: no "${bad}"`);
+    assert.match(steps, /q_i = RMSNorm\(x_i\) W_Q\[h\],/);
+    assert.match(steps, /pre-RMSNorm/);
+    assert.match(steps, /the RMSNorm came before the sublayer/);
+    // FFN: SwiGLU, the curve's point is (g, SiLU(g)); the table's a = SiLU(g)·u
+    await show(page, 'ffn', () => document.querySelector('#ffn table.neurons tbody tr'));
+    const ffn = await panelText(page, '#ffn-panel');
+    for (const bad of ['b_out', 'b_in', 'LayerNorm', 'GPT,']) assert.ok(!ffn.includes(bad), `FFN: no "${bad}"`);
+    assert.match(ffn, /FFN\(x\) = \(SiLU\(x W_gate\) ⊙ x W_in\) W_out {3}/);
+    assert.deepEqual(await page.$$eval('#ffn table.neurons th', (th) => th.slice(2).map((e) => e.textContent)), ['g (gate)', 'a = SiLU(g)·u']);
+    assert.match(await page.getAttribute('#ffn canvas.curve', 'aria-label'), /SiLU curve of the gate/);
+    // output, lens and attribution: the final RMSNorm
+    await show(page, 'output', () => document.querySelector('#output [data-stage]'));
+    const out = await panelText(page, '#output-panel');
+    for (const bad of ['LayerNorm', 'LN_final', 'GPT-2']) assert.ok(!out.includes(bad), `output: no "${bad}"`);
+    assert.match(out, /RMSNorm_final\(x\)/);
+    for (const id of ['#lens-panel', '#attribution-panel']) assert.ok(!(await panelText(page, id)).includes('LayerNorm'), `${id}: the final RMSNorm`);
+    // the residual stream: no position, proj(c) = c / σ_final
+    await show(page, 'residual', () => document.querySelector('#residual .sumline'));
+    const res = await panelText(page, '#residual-panel');
+    assert.match(res, /proj\(c\) = c \/ σ_final/);
+    assert.ok(!res.includes('the embedding and the position start it') && !res.includes('LayerNorm') && !res.includes('b_O'), 'residual: no position, no LayerNorm, no b_O');
+    // the comparison panel: its caption in readable text, its layer in the URL, legible at 390 px
+    await page.waitForFunction(() => !document.getElementById('compare-panel').hidden, null, { timeout: 30000 });
+    await page.$eval('#compare-panel', (e) => e.scrollIntoView());
+    await page.waitForFunction(() => document.querySelectorAll('#compare canvas.compare-head').length > 0, null, { timeout: 60000 });
+    const caption = await page.textContent('#compare > p.hint');
+    assert.ok(!/<0x[0-9A-F]{2}>/.test(caption) && caption.includes('It is a truth universally acknowledged'), caption);
+    const fonts = await page.$$eval('#compare-loss svg text', (ts) => ts.map((e) => e.getBoundingClientRect().height));
+    assert.ok(fonts.length && Math.min(...fonts) >= 9, `the chart's text is at least 9 px tall at 390 px: ${Math.min(...fonts)}`);
+    await page.selectOption('#compare-layer', '2');
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('cmp') === '2', null, { timeout: 10000 });
+    await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('layer 2'), null, { timeout: 60000 });
+    // 中文: the same facts
+    await page.selectOption('#lang', 'zh');
+    await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    const zhNorm = await panelText(page, '#norm-panel');
+    assert.ok(!zhNorm.includes('层归一化') && !zhNorm.replace(/没有 β/g, '').includes('β'), 'zh Add & Norm: RMSNorm, no β');
+    assert.match(zhNorm, /均方根为 1/);
+    const zhSteps = await panelText(page, '#steps-panel');
+    assert.ok(zhSteps.includes('q_i = RMSNorm(x_i) W_Q[h]，'), zhSteps.slice(zhSteps.indexOf('q_i'), zhSteps.indexOf('q_i') + 120));
+    // a page reloaded with cmp= keeps the layer
+    const url = page.url();
+    await page.goto(url);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    await page.waitForFunction(() => !document.getElementById('compare-panel').hidden, null, { timeout: 30000 });
+    await page.$eval('#compare-panel', (e) => e.scrollIntoView());
+    await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('2'), null, { timeout: 60000 });
+    assert.equal(await page.inputValue('#compare-layer'), '2');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('GPT-2 pages keep LayerNorm, β and b_O; the comparison panel stays off pages of other models', { timeout: 180000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  try {
+    await page.goto(`${origin}/web/?model=austen&lang=en&temperature=0&prompt=It%20is`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    await show(page, 'norm', () => document.getElementById('norm').dataset.std);
+    const norm = await panelText(page, '#norm-panel');
+    assert.match(norm, /Add & Norm: LayerNorm, step by step/);
+    assert.match(norm, /Scale and shift: times γ, plus β/);
+    assert.match(norm, /GPT, layer \d+ \(pre-LN\)/);
+    await show(page, 'steps', () => document.querySelector('#steps table.keys'));
+    assert.match(await panelText(page, '#steps-panel'), /q_i = LN\(x_i\) W_Q\[h\] \+ b_Q\[h\]/);
+    assert.match(await panelText(page, '#positions-panel'), /one row per position/);
+    await page.waitForFunction(() => !document.getElementById('compare-panel').hidden, null, { timeout: 30000 });
+    await page.goto(`${origin}/web/?model=poetry&lang=en`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    await new Promise((r) => setTimeout(r, 1500)); // the metrics are asked for quietly
+    assert.equal(await page.isHidden('#compare-panel'), true, 'no comparison on the poetry page');
   } finally {
     await page.close();
   }

@@ -37,7 +37,7 @@ function generator(seed) {
 }
 
 const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'ln', 'stage', 'temperature', 'topk', 'topp', 'seed',
-  'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'precision', 'ablate', 'corrupt', 'metric', 'dla', 'target', 'guide', 'sandbox', 'unknown', ''];
+  'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'precision', 'ablate', 'corrupt', 'metric', 'dla', 'target', 'guide', 'sandbox', 'cmp', 'unknown', ''];
 const NUMBERS = ['0', '1', '-1', '2', '1.5', '1e-50', '1e39', '1e-6', '1e6', '1000001', 'NaN', 'Infinity', '-0', '0x10', '4294967297',
   '2147483647', '2147483648', '9007199254740993', '', ' 1', '1 ', '01', '1e3', '.5', '5.', '+3', '٣'];
 const WORDS = ['pattern', 'masked', 'scores', 'cross', 'decoder', 'encoder', 'probs', 'attention', 'grid', 'translate', 'text',
@@ -124,6 +124,7 @@ function checkDomain(s, query) {
   assert.ok(s.corrupt === null || typeof s.corrupt === 'string', `corrupt ${where}`);
   assert.ok(s.metric === null || (s.metric.length === 2 && s.metric.every((id) => Number.isInteger(id) && id >= 0 && id < 1e9)), `metric ${where}`);
   assert.ok(s.dla === null || (Number.isInteger(s.dla) && s.dla >= 0 && s.dla <= 1e9), `dla ${where}`);
+  assert.ok(Number.isInteger(s.cmp) && s.cmp >= 0 && s.cmp <= 1e6 && !Object.is(s.cmp, -0), `cmp ${where}`);
   // the residual view's token, the guided path's step, the sandbox's fields (text, bounded)
   assert.ok(s.target === null || (Number.isInteger(s.target) && s.target >= 0 && s.target <= 1e9), `target ${where}`);
   assert.ok(s.guide === null || (Number.isInteger(s.guide) && s.guide >= 1 && s.guide <= GUIDE_STEPS), `guide ${where}`);

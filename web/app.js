@@ -44,7 +44,7 @@
 //   lantern-view.js <lantern-view>, the views above in a custom element for any page (not used by this page)
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
-import { t, has, setLang, applyStatic } from './i18n.js';
+import { t, has, setLang, applyStatic, setArch } from './i18n.js';
 import { createClient } from './client.js';
 import { modelBaseUrl, modelUrlName, ASK_ABOVE, cachedModels, clearModelCache } from './fetch-model.js';
 import { createExportMenu } from './export-menu.js';
@@ -513,6 +513,8 @@ function describeModel() {
 function onLoaded(d) {
   info = d.info;
   loaded = d;
+  setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
+  applyStatic();
   if (d.origin === 'files') {
     const keep = S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
     store.set({ model: 'files', filesName: pendingFilesName, ...(keep ? {} : { steps: [], hist: null }) });
@@ -780,7 +782,7 @@ for (const e of document.querySelectorAll('.block-stack')) {
 }
 // the curves and dot plots are drawn to their width
 let resizeTimer = 0;
-addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); learn.resize(); }, 150); });
+addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); learn.resize(); compareView.resize(); }, 150); });
 $('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));
@@ -830,12 +832,22 @@ document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataT
 // screen. The pair: austen and austen-llama, or globalThis.lanternCompare ([{ name, base }] x 2).
 const compareView = createCompare({
   root: $('compare'), loss: $('compare-loss'), layer: $('compare-layer'), status: $('compare-status'),
-  onLayer: (l) => { compareLayer = l; requestCompare(); },
+  onLayer: (l) => store.set({ cmp: l }), // the layer lives in the URL (cmp=)
 });
-let compareWorker = null, comparePair = null, compareOnScreen = false, compareLayer = 0, compareId = 0, compareTimer = 0, compareAsked = '';
+let compareWorker = null, comparePair = null, compareOnScreen = false, compareId = 0, compareTimer = 0, compareAsked = '';
+/** The panel belongs to the pages of the pair it compares (austen, austen-llama), or to any page
+ * given a pair of its own (globalThis.lanternCompare). */
+const compareHere = () => !!globalThis.lanternCompare || (comparePair ?? []).some((m) => m.name === S.model);
+function showCompare() {
+  if (!comparePair) return;
+  const was = $('compare-panel').hidden;
+  $('compare-panel').hidden = !compareHere();
+  if (was && !$('compare-panel').hidden) compareView.resize(); // drawn at its width, now that it has one
+}
 function requestCompare() {
-  if (!comparePair || !compareOnScreen) return;
+  if (!comparePair || !compareOnScreen || !compareHere()) return;
   const text = S.prompt ?? '';
+  const compareLayer = S.cmp;
   const key = `${text}|${compareLayer}`;
   if (key === compareAsked) return;
   clearTimeout(compareTimer);
@@ -845,12 +857,12 @@ function requestCompare() {
       compareWorker = new Worker(workerUrl, { type: 'module' });
       compareWorker.onmessage = ({ data: d }) => {
         if (d.id !== compareId) return;
-        if (d.type === 'compared') compareView.update({ layer: compareLayer, models: d.models }, `${compareAsked}|${compareId}`);
+        if (d.type === 'compared') compareView.update({ layer: Math.max(...d.models.map((m) => m.layer)), models: d.models }, `${compareAsked}|${compareId}`);
         else if (d.type === 'error') { compareAsked = ''; compareView.error(d.message); }
       };
     }
     compareView.busy();
-    compareWorker.postMessage({ type: 'compare', id: ++compareId, bases: comparePair.map((m) => m.base), text, layer: compareLayer });
+    compareWorker.postMessage({ type: 'compare', id: ++compareId, bases: comparePair.map((m) => m.base), text, layer: S.cmp });
   }, 250);
 }
 /** JSON files that may be missing: asked from a throwaway worker, so that a folder not there yet
@@ -876,7 +888,7 @@ async function findComparePair() {
   fillModelMenu();
   comparePair = pair;
   compareView.setMetrics(pair.map((m) => m.name), metrics);
-  $('compare-panel').hidden = false;
+  showCompare();
   if ('IntersectionObserver' in globalThis) {
     new IntersectionObserver((entries) => {
       compareOnScreen = entries.some((e) => e.isIntersecting);
@@ -884,7 +896,11 @@ async function findComparePair() {
     }, { rootMargin: '600px 0px' }).observe($('compare-panel'));
   } else { compareOnScreen = true; requestCompare(); }
 }
-store.subscribe((changed) => { if (changed.has('prompt')) requestCompare(); if (changed.has('lang')) compareView.relabel(); });
+store.subscribe((changed) => {
+  if (changed.has('model')) showCompare();
+  if (changed.has('prompt') || changed.has('cmp') || changed.has('model')) requestCompare();
+  if (changed.has('lang')) compareView.relabel();
+});
 if (!S.embed) findComparePair();
 
 // ---------------------------------------------------------------- start

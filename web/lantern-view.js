@@ -57,7 +57,7 @@
 // otherwise), rem read as em and its narrow-screen rules as container queries on the element's
 // own width; then this file's few rules for the frame. Nothing is added to the page's styles.
 import { decodeState, encodeState, LANGS, ELEMENT_VIEWS } from './state.js';
-import { t, has, setLang } from './i18n.js';
+import { t, has, setLang, setArch } from './i18n.js';
 import { createText } from './views/text.js';
 import { createTop } from './views/top.js';
 import { createHeatmap } from './views/heatmap.js';
@@ -331,7 +331,7 @@ export class LanternView extends Base {
     this.latest = null;     // the newest view request's promise
     // a reader's hover, focus or key inside: view code then speaks this element's language
     for (const type of ['pointerover', 'pointerdown', 'focusin', 'keydown', 'input']) {
-      this.shadowRoot.addEventListener(type, () => { if (this.cfg) setLang(this.cfg.lang); }, true);
+      this.shadowRoot.addEventListener(type, () => { if (this.cfg) setLang(this.cfg.lang); setArch(this.info); }, true);
     }
   }
 
@@ -559,7 +559,7 @@ export class LanternView extends Base {
   describe() {
     const $ = this.$;
     if (!$) return;
-    setLang(this.cfg.lang);
+    setLang(this.cfg.lang); setArch(this.info);
     const line = $('model-line');
     if (this.info) line.textContent = t('element.modelLine', this.modelName, this.info);
     else line.textContent = '';
@@ -626,7 +626,7 @@ export class LanternView extends Base {
     }, (err) => {
       if (this.hub !== hub) return;
       this.failed = err;
-      setLang(this.cfg.lang);
+      setLang(this.cfg.lang); setArch(this.info);
       const message = err.code === 'worker' ? t('element.workerFailed', workerUrl.href) : t('element.loadFailed', this.cfg.model.url ?? this.modelName, this.wordsOf(err));
       this.showError(err, message);
     });
@@ -643,7 +643,7 @@ export class LanternView extends Base {
 
   /** The worker's error in the element's language. */
   wordsOf(d) {
-    setLang(this.cfg.lang);
+    setLang(this.cfg.lang); setArch(this.info);
     return d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : this.cfg.lang === 'en' ? d.message : t('engineError', d.message);
   }
 
@@ -713,7 +713,7 @@ export class LanternView extends Base {
   }
 
   draw(v) {
-    setLang(this.cfg.lang);
+    setLang(this.cfg.lang); setArch(this.info);
     const views = this.views, info = this.info;
     this.v = v;
     this.$('error').textContent = '';
@@ -818,7 +818,7 @@ export class LanternView extends Base {
       const d = await this.hub.request({ type: 'tensor', seq: this.seq(), name: String(name) }, { owner: this });
       return { name: d.name, shape: d.shape, data: d.data };
     } catch (e) {
-      setLang(this.cfg.lang);
+      setLang(this.cfg.lang); setArch(this.info);
       throw new Error(t('element.tensorFailed', String(name), e.message));
     }
   }

@@ -114,6 +114,8 @@ export function decodeState(search, modelIds) {
     target: int(p.get('target'), 0, 1e9),
     guide: int(p.get('guide'), 1, GUIDE_STEPS),
     sandbox: decodeSandbox(p.get('sandbox')),
+    // the comparison panel's layer (austen against austen-llama)
+    cmp: int(p.get('cmp'), 0, 1e6) ?? 0,
   };
 }
 
@@ -150,6 +152,7 @@ export function encodeState(s, { translating = false } = {}) {
   if (s.target != null) p.set('target', String(s.target));
   if (s.guide != null) p.set('guide', String(s.guide));
   if (s.sandbox != null && encodeSandbox(s.sandbox) != null) p.set('sandbox', encodeSandbox(s.sandbox));
+  if (s.cmp) p.set('cmp', String(s.cmp));
   return `?${p}`;
 }
 

@@ -853,7 +853,8 @@ async function compare({ id, bases, text, layer }) {
     try {
       s.forward(ids);
       const p = s.tensor(name);
-      return { base, info: { ...m.info, model_tensors: undefined }, layer: l, T: ids.length, tokens: ids.map((i) => tok.display(i)), pattern: new Float32Array(p.data) };
+      return { base, info: { ...m.info, model_tensors: undefined }, layer: l, T: ids.length, tokens: ids.map((i) => tok.display(i)),
+        text: tok.decode(ids), pattern: new Float32Array(p.data) };
     } finally {
       s.free();
     }

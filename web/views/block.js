@@ -372,7 +372,7 @@ export function createFfn({ root, query, onQuery }) {
       ctx.strokeStyle = muted;
       ctx.beginPath(); ctx.moveTo(X(0), T); ctx.lineTo(X(0), B); ctx.moveTo(L, Y(0)); ctx.lineTo(R, Y(0)); ctx.stroke();
       ctx.textAlign = 'left';
-      ctx.fillText(t('block.curveX'), L + 6, T + 12);
+      ctx.fillText(t('block.curveX', s.gated), L + 6, T + 12);
       ctx.strokeStyle = ink;
       ctx.lineWidth = 1.6;
       ctx.beginPath();
@@ -391,9 +391,10 @@ export function createFfn({ root, query, onQuery }) {
       if (hot != null) {
         ctx.fillStyle = ink;
         ctx.font = '600 12px ui-monospace, monospace';
-        const label = `#${hot} (${f(s.pre[hot], 3)}, ${f(ys[hot], 3)})`;
+        // SwiGLU: the point is (g, SiLU(g)); the table's a = SiLU(g)·u is another number
+        const label = s.gated ? `#${hot} g ${f(s.pre[hot], 3)}, SiLU(g) ${f(ys[hot], 3)}` : `#${hot} (${f(s.pre[hot], 3)}, ${f(ys[hot], 3)})`;
         const xx = Math.max(L + 4, Math.min(X(s.pre[hot]) + 9, R - ctx.measureText(label).width - 6));
-        ctx.fillText(label, xx, Math.max(T + 12, Y(ys[hot]) - 8));
+        ctx.fillText(label, xx, Math.max(T + 28, Y(ys[hot]) - 8)); // below the axis title
       }
     });
   }
@@ -413,7 +414,7 @@ export function createFfn({ root, query, onQuery }) {
         labelled(el('span', {}, el('b', {}, 'x'), ` ${tokText(tokens[s.pos])}`), kit.strip(s.x, maxAbs(s.x), name('x'))),
         labelled(el('span', {}, el('b', {}, 'h'), ' = hook_pre'), kit.strip(s.pre, hScale, name('h'))),
         note(t('block.ffnInNote', s.input, s.N, s.M)));
-    chart = el('canvas', { class: 'curve', role: 'img', 'aria-label': t('block.curveLabel', s.act, s.N, s.active) });
+    chart = el('canvas', { class: 'curve', role: 'img', 'aria-label': t('block.curveLabel', s.act, s.N, s.active, s.gated) });
     const two = s.gated
       ? stage(2, 'actTitle', formula(`${ACT_FORMULAS.silu};  a = SiLU(g) ⊙ u`),
         chart,
@@ -429,17 +430,17 @@ export function createFfn({ root, query, onQuery }) {
     const body = el('tbody', {}, ...Array.from(s.top, (n, r) => {
       const bar = el('span', { class: 'abar' });
       bar.style.width = `calc((100% - 5.2rem) * ${Math.max(0, (s.gated ? Math.abs(s.post[n]) : s.post[n]) / max).toFixed(4)})`;
-      return el('tr', { dataset: { n: String(n) }, tabIndex: -1, 'aria-label': t('block.neuronLabel', r + 1, n, s.pre[n], s.post[n]) },
+      return el('tr', { dataset: { n: String(n) }, tabIndex: -1, 'aria-label': t('block.neuronLabel', r + 1, n, s.pre[n], s.post[n], s.gated) },
         el('td', {}, String(r + 1)), el('td', {}, `#${n}`),
         el('td', { dataset: { value: String(s.pre[n]) } }, f(s.pre[n], 4)),
         el('td', { class: 'alpha', dataset: { value: String(s.post[n]) } }, bar, el('span', {}, f(s.post[n], 4))));
     }));
     const table = el('table', { class: 'keys neurons' }, el('caption', {}, t('block.topCaption', s.top.length, s.N)),
-      el('thead', {}, el('tr', {}, ...['thRank', 'thNeuron', 'thPre', 'thPost'].map((k) => el('th', { scope: 'col' }, t(`block.${k}`))))), body);
+      el('thead', {}, el('tr', {}, ...['thRank', 'thNeuron', 'thPre', 'thPost'].map((k) => el('th', { scope: 'col' }, t(`block.${k}`, s.gated))))), body);
     roving(body, 'tr', { onMove: (tr) => setHot(Number(tr.dataset.n)) }).set(0, false);
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setHot(Number(tr.dataset.n)); });
     const three = stage(3, 'topTitle', el('div', { class: 'keys-scroll' }, table), note(t(s.gated ? 'block.topNoteGlu' : 'block.topNote')));
-    const four = stage(4, 'ffnOutTitle', formula(t('block.ffnOutFormula', s.N, s.M)),
+    const four = stage(4, 'ffnOutTitle', formula(t('block.ffnOutFormula', s.N, s.M, s.gated)),
       labelled(el('span', {}, el('b', {}, 'out'), ' = hook_mlp_out'), kit.strip(s.out, maxAbs(s.out), name('out'))),
       note(t('block.ffnOutNote')));
     root.replaceChildren(one, two, three, four);

@@ -37,7 +37,8 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
   /** The loss curves: validation solid, training dashed, per model in its colour. */
   function drawLoss() {
     if (!metrics) { loss.replaceChildren(); return; }
-    const W = 560, H = 230, L = 48, R = W - 12, T = 12, B = H - 34;
+    // drawn at its rendered width (one viewBox unit a CSS pixel), so the 11px text stays 11px on a phone
+    const W = Math.round(Math.max(300, Math.min(560, loss.clientWidth || 560))), H = 230, L = 48, R = W - 12, T = 12, B = H - 34;
     let x1 = 0, y0 = Infinity, y1 = -Infinity;
     for (const m of metrics) {
       for (const k of ['train', 'val']) for (const v of m.curve[k] ?? []) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
@@ -51,7 +52,7 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
     for (const v of ticks(y0, y1, 4)) {
       svg.append(svgNode('line', { x1: L, x2: R, y1: Y(v), y2: Y(v), class: 'grid' }), svgNode('text', { x: L - 6, y: Y(v) + 4, 'text-anchor': 'end', class: 'tick' }, num(v, 2)));
     }
-    for (const v of ticks(0, x1, 6)) svg.append(svgNode('text', { x: X(v), y: B + 16, 'text-anchor': 'middle', class: 'tick' }, String(v)));
+    for (const v of ticks(0, x1, W < 420 ? 4 : 6)) svg.append(svgNode('text', { x: X(v), y: B + 16, 'text-anchor': 'middle', class: 'tick' }, String(v)));
     svg.append(svgNode('text', { x: (L + R) / 2, y: H - 4, 'text-anchor': 'middle', class: 'tick' }, t('compare.steps')));
     svg.append(svgNode('text', { x: 12, y: (T + B) / 2, 'text-anchor': 'middle', class: 'tick', transform: `rotate(-90 12 ${(T + B) / 2})` }, t('compare.lossAxis')));
     metrics.forEach((m, k) => {
@@ -98,7 +99,7 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
     const rows = result.models.map((m, k) => el('div', { class: 'compare-row', dataset: { model: names[k], positions: positionsOf(m.info) } },
       el('h4', {}, el('span', { class: 'swatch', style: `background:${COLOURS[k]}` }), t('compare.rowTitle', names[k], positionsOf(m.info), m.info, m.layer)),
       el('div', { class: 'compare-heads' }, ...Array.from({ length: m.info.n_head }, (_, h) => el('figure', {}, headCanvas(m, k, h), el('figcaption', {}, t('headName', h)))))));
-    root.replaceChildren(...rows, el('p', { class: 'hint' }, t('compare.patternsNote', result.models[0].T, result.models[0].tokens.join(''))));
+    root.replaceChildren(...rows, el('p', { class: 'hint' }, t('compare.patternsNote', result.models[0].T, result.models[0].text ?? result.models[0].tokens.join(''))));
     const L = Math.max(...result.models.map((m) => m.info.n_layer));
     layer.replaceChildren(...Array.from({ length: L }, (_, l) => new Option(String(l), String(l), false, l === result.layer)));
     layer.value = String(result.layer);
@@ -112,6 +113,7 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
     busy() { status.textContent = t('compare.loading'); },
     error(message) { status.textContent = t('compare.failed', message); },
     relabel() { drawLoss(); drawPatterns(); },
+    resize() { drawLoss(); },
     get data() { return result; },
   };
 }

@@ -6,7 +6,7 @@
 // Every number is the engine's or was computed from the engine's tensors in the worker
 // (web/residual.js); this module only lays them out.
 import { gate, el, cssVar, num, LUT, divergingColour } from './common.js';
-import { t } from '../i18n.js';
+import { t, getArch } from '../i18n.js';
 
 const f = num;
 const css = cssVar;
@@ -159,10 +159,10 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
     };
     const body = el('tbody', {}, ...Array.from({ length: L }, (_, l) => el('tr', { dataset: { layer: String(l) } },
       el('th', { scope: 'row' }, t('residual.layerN', l)),
-      ...Array.from({ length: H }, (_, h) => cell(s.heads[l * H + h])), cell(s.bO[l], 'bo'),
+      ...Array.from({ length: H }, (_, h) => cell(s.heads[l * H + h])), ...(getArch().outBias ? [cell(s.bO[l], 'bo')] : []),
       el('td', { class: 'htotal', dataset: { value: String(s.headTotals[l]) } }, f(s.headTotals[l], 4)))));
     const head = el('tr', {}, el('th', {}), ...Array.from({ length: H }, (_, h) => el('th', { scope: 'col' }, t('headName', h))),
-      el('th', { scope: 'col' }, 'b_O'), el('th', { scope: 'col' }, t('residual.thAttnTotal')));
+      ...(getArch().outBias ? [el('th', { scope: 'col' }, 'b_O')] : []), el('th', { scope: 'col' }, t('residual.thAttnTotal')));
     return stage(3, 'headsTitle', formula(t('residual.headsFormula')),
       el('div', { class: 'keys-scroll' }, el('table', { class: 'keys headsdla' }, el('caption', {}, t('residual.headsCaption')), el('thead', {}, head), body)),
       note(t('residual.headsNote')));

@@ -5,7 +5,7 @@
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
 import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
-import { t } from '../i18n.js';
+import { t, getArch } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
 const KEY_ROWS = 96;   // the key table lists at most this many keys (the largest weights)
@@ -189,7 +189,8 @@ export function createSteps({ root, query, onQuery, onKey }) {
     // W_O by name: where the engine has none for this family, the projection is the engine's alone
     const contribs = s.contrib ? [...Array.from({ length: H }, (_, g) => labelled(`${g ? '+ ' : ''}z${g} W_O[${g}]`,
       strip(s.contrib.subarray(g * M, (g + 1) * M), oScale, (r, m) => `z${g}W_O[${g}][${m}]`))),
-    labelled('+ b_O', strip(s.bO, oScale, (r, m) => `b_O[${m}]`))] : [note(t('steps.noWO'))];
+    // a model without an output bias (Llama) has no b_O strip: its zeros would only suggest one
+    ...(getArch().outBias ? [labelled('+ b_O', strip(s.bO, oScale, (r, m) => `b_O[${m}]`))] : [])] : [note(t('steps.noWO'))];
     return stage(4, 'headsTitle',
       note(t('steps.splitNote', M, H, D, s.head)),
       formula(t('steps.splitFormula', H, D)),
