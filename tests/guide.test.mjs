@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GUIDE, guideStep, PRESETS, presetPatch } from '../web/guide.js';
 import { decodeState, encodeState, VIEWS, GUIDE_STEPS } from '../web/state.js';
-import { STRINGS } from '../web/i18n.js';
+import { STRINGS, setArch } from '../web/i18n.js';
 
 const MODELS = ['austen', 'poetry', 'induction', 'zh-en', 'gpt2-tiny'];
 
@@ -46,4 +46,22 @@ test('each preset sets the model, the text, the view, the layer and the head, an
   assert.equal(presetPatch('nope'), null);
   assert.equal(presetPatch('encoder').prompt, '我请李雷帮我订了去北京的机票');
   assert.equal(presetPatch('cross').prompt, '我爱机器学习');
+});
+
+test("the tour's embedding and Add & Norm steps follow the model: RMSNorm and rotary for a Llama-style model", () => {
+  try {
+    setArch({ family: 'llama', norm: 'rms' });
+    for (const lang of ['en', 'zh']) {
+      const norm = STRINGS[lang].guide.steps.norm[1], embed = STRINGS[lang].guide.steps.embed[1];
+      assert.match(norm, /RMSNorm/, lang);
+      assert.doesNotMatch(norm, /standard deviation|标准差/, lang);
+      assert.match(embed, /no position vector|不加位置向量/, lang);
+    }
+  } finally {
+    setArch(null);
+  }
+  for (const lang of ['en', 'zh']) {
+    assert.match(STRINGS[lang].guide.steps.norm[1], /standard deviation|标准差/, lang);
+    assert.match(STRINGS[lang].guide.steps.embed[1], /position|位置/, lang);
+  }
 });
