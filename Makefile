@@ -140,15 +140,22 @@ test-node: wasm build/test_kernels.wasm build/test_kernels-relaxed.wasm \
 # (python3-torch) and runs onnxruntime-web installed there, outside the project's packages.
 # The page bench measures the playground's main-thread tasks and keystroke-to-paint in Chromium.
 ORT_WEB := onnxruntime-web@1.30.0
+# llama.cpp compiled to WebAssembly (its single-thread and multi-thread builds): 2.3.7 is the last
+# release with a token-level API (decode, sample, KV cache edits); 3.x serves OpenAI-style calls
+WLLAMA := @wllama/wllama@2.3.7
 bench: wasm build/bench_kernels.wasm deps-node deps-browser deps-torch deps-bench
 	node --no-liftoff tests/bench/tokenizer.bench.mjs
 	node --no-liftoff tests/bench/model.bench.mjs
+	node --no-liftoff tests/bench/kernels-small.mjs
+	node tests/bench/wllama.bench.mjs
 	node tests/bench/page.bench.mjs
 
+# both in one install: a later --no-save install would prune the other
 deps-bench:
-	@test -d build/bench/node_modules/onnxruntime-web || \
+	@test -f build/bench/node_modules/onnxruntime-web/package.json && grep -q '"version": "$(lastword $(subst @, ,$(WLLAMA)))"' \
+	    build/bench/node_modules/@wllama/wllama/package.json 2>/dev/null || \
 	  { mkdir -p build/bench && echo '{"private":true}' > build/bench/package.json && \
-	    npm install --prefix build/bench --no-save --no-audit --no-fund $(ORT_WEB); }
+	    npm install --prefix build/bench --no-save --no-audit --no-fund $(ORT_WEB) $(WLLAMA); }
 
 build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c $(HEADERS) | deps-build
 	@mkdir -p build

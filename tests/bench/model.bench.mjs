@@ -13,7 +13,8 @@ import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { createLantern } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
-import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small } from './models.mjs';
+import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small, ensureRandomSmolLM2, cacheShape } from './models.mjs';
+import { printTargets, status, LONG_PREFILL } from './targets.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const PREFILL = 128, DECODE = 64;
@@ -60,6 +61,11 @@ function ensureModels() {
   }
   models.push({ name: 'GPT-2 small shape, F16', dir: half, onnx: `${BENCH}gpt2-small-random-f16.onnx` });
   models.push({ name: 'GPT-2 small shape, int8', dir: random, onnx: `${BENCH}gpt2-small-random.onnx`, precision: 'int8' });
+  // #17: a SmolLM2-135M-shaped Llama (30 layers, 576 wide, 9 heads over 3 key-value heads,
+  // vocabulary 49152, tied embeddings, rope_theta 100000) with random weights
+  const smol = ensureRandomSmolLM2();
+  models.push({ name: 'SmolLM2-135M shape, F32', dir: smol, onnx: `${BENCH}smollm2-random.onnx`, export: 'export_llama.py' });
+  models.push({ name: 'SmolLM2-135M shape, int8', dir: smol, onnx: `${BENCH}smollm2-random.onnx`, precision: 'int8' });
   for (const name of ['austen', 'poetry', 'induction']) {
     models.push({ name, dir: `${ROOT}weights/${name}/`, onnx: `${BENCH}${name}.onnx`, shipped: true });
   }
@@ -67,7 +73,7 @@ function ensureModels() {
     if (m.precision) continue; /* the same ONNX file as the F32 row */
     if (existsSync(m.onnx) && statSync(m.onnx).mtimeMs > statSync(`${m.dir}model.safetensors`).mtimeMs) continue;
     console.log(`exporting ${m.name} to ONNX ...`);
-    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'onnx', m.dir, m.onnx], { stdio: 'inherit' });
+    execFileSync(PYTHON, [`${ROOT}tests/bench/${m.export ?? 'export_onnx.py'}`, 'onnx', m.dir, m.onnx], { stdio: 'inherit' });
   }
   return models;
 }
@@ -81,6 +87,15 @@ function argmax(a, from = 0, n = a.length - from) {
   let best = from;
   for (let i = from; i < from + n; i++) if (a[i] > a[best]) best = i;
   return best - from;
+}
+
+/** Two engines' logits side by side: the largest difference and largest magnitude, and whether
+ * the greedy choice is the same. Float32 engines on the same weights agree to ~1e-4 of the scale. */
+function compareLogits(a, b) {
+  let err = 0, scale = 0;
+  for (let i = 0; i < a.length; i++) { err = Math.max(err, Math.abs(a[i] - b[i])); scale = Math.max(scale, Math.abs(b[i])); }
+  const mine = argmax(a), theirs = argmax(b);
+  return { err, scale, mine, theirs, same: mine === theirs, ok: a.length === b.length && err <= 1e-3 * Math.max(1, scale) };
 }
 
 /** Time several engines on the same work, interleaved run by run after warm-ups (two each, or
@@ -109,6 +124,7 @@ function lanternRunner(m, engine) {
   return {
     model, prompt, steps, memory: model.info.weights_in_memory,
     prefill: () => { session.reset(); session.forward(prompt); },
+    logits: () => session.logits(),
     decode: () => {
       session.rewind(prompt.length);
       for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
@@ -138,8 +154,7 @@ function captureCost(r) {
 
 /** onnxruntime-web's prefill and greedy decode of model m (the same prompt), ready to time. */
 async function ortRunner(m, n, steps) {
-  const cfg = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
-  const H = cfg.n_head, dh = cfg.n_embd / cfg.n_head, Lyr = cfg.n_layer, V = cfg.vocab_size;
+  const { n_layer: Lyr, n_kv_head: H, d_head: dh, n_vocab: V } = cacheShape(JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8')));
   const session = await ort.InferenceSession.create(readFileSync(m.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   const prompt = promptIds(V, n);
   const run = async (ids, past) => session.run({
@@ -149,6 +164,8 @@ async function ortRunner(m, n, steps) {
   let cache = null;
   return {
     prefill: async () => { cache = await run(prompt, empty); },
+    /** the last prompt position's logits (after a prefill) */
+    logits: () => cache.logits.data.subarray((n - 1) * V, n * V),
     decode: async () => {
       let out = cache;
       for (let k = 0; k < steps; k++) {
@@ -233,7 +250,10 @@ function quality() {
 const pad = (s, n) => String(s).padEnd(n);
 const num = (x, d = 1) => (x == null ? '-' : x.toFixed(d));
 
-const models = ensureModels();
+// BENCH_MODELS=regex times only the models whose names match, then prints their table and
+// targets (no long prompt, kernels or int8 quality sections)
+const FILTER = process.env.BENCH_MODELS ? new RegExp(process.env.BENCH_MODELS, 'i') : null;
+const models = ensureModels().filter((m) => !FILTER || FILTER.test(m.name));
 console.log(`\nlantern vs onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm, 1 thread, SIMD) on ${cpus()[0].model}, ` +
   `Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}; min / median of ${RUNS} runs after 2 warm-ups, the engines interleaved run by run\n`);
 const rows = [];
@@ -244,6 +264,13 @@ for (const m of models) {
   const runners = engines.map((e) => lanternRunner(m, e.L));
   const mine0 = runners[0];
   const theirsRunner = await ortRunner(m, mine0.prompt.length, mine0.steps);
+  // the engines agree before they are timed: the last prompt position's logits
+  mine0.prefill();
+  await theirsRunner.prefill();
+  const agree = compareLogits(mine0.logits(), theirsRunner.logits());
+  console.log(`${pad(m.name, 34)} check, lantern against onnxruntime-web: last prompt position's logits differ by at most ` +
+    `${agree.err.toExponential(2)} (largest ${num(agree.scale, 2)}), argmax ${agree.same ? 'the same' : `DIFFERS (${agree.mine} against ${agree.theirs})`}` +
+    (agree.ok || m.precision ? '' : ': MISMATCH, the figures below compare different computations'));
   const prefill = await timeInterleaved([...runners.map((r) => r.prefill), theirsRunner.prefill]);
   const decode = await timeInterleaved([...runners.map((r) => r.decode), theirsRunner.decode]);
   const theirs = { prefill: prefill.at(-1), decode: decode.at(-1) };
@@ -263,6 +290,23 @@ for (const m of models) {
   await theirsRunner.free();
 }
 
+function printTable() {
+  console.log('\n| model (lantern\'s weights in memory) | prompt | lantern prefill (ms) | onnxruntime-web prefill (ms) | prefill speed-up | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode speed-up |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const { m, mine, theirs } of rows) {
+    const tps = (t) => mine.steps / (t.median / 1000);
+    console.log(`| ${m.name} (${mine.memory}) | ${mine.n} | ${num(mine.prefill.median)} | ${num(theirs.prefill.median)} | ${num(theirs.prefill.median / mine.prefill.median, 2)} | ` +
+      `${num(tps(mine.decode))} | ${num(tps(theirs.decode))} | ${num(tps(mine.decode) / tps(theirs.decode), 2)} |`);
+  }
+  printTargets(rows.map(({ m, mine, theirs }) => ({ name: m.name, prefill: theirs.prefill.median / mine.prefill.median,
+    decode: theirs.decode.median / mine.decode.median })));
+}
+
+if (FILTER) {
+  printTable();
+  process.exit(0);
+}
+
 // a long prompt, where attention (quadratic in the length) weighs: the whole context of GPT-2
 // small, one timed run each after a warm-up (a run takes seconds)
 {
@@ -280,6 +324,7 @@ for (const m of models) {
   await ortSession.release();
   console.log(`\n${m.name}, prefill of ${n} tokens (the whole context): lantern ${num(mine.min)} ms, ` +
     `onnxruntime-web ${num(theirs.min)} ms (x${num(theirs.min / mine.min, 2)})`);
+  console.log(`  ${LONG_PREFILL.issue} ${LONG_PREFILL.what}: ${status(theirs.min / mine.min, LONG_PREFILL.min)}`);
 }
 
 const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
@@ -297,13 +342,7 @@ const weightBytes = statSync(`${big.m.dir}model.safetensors`).size;
 const decodeGBs = (weightBytes / 1e9) * (big.mine.steps / (big.mine.decode.median / 1000));
 const m128 = k.matmul.filter((r) => r.M === PREFILL);
 const m128mean = m128.reduce((s, r) => s + r.gflops, 0) / m128.length;
-console.log('\n| model (lantern\'s weights in memory) | prompt | lantern prefill (ms) | onnxruntime-web prefill (ms) | prefill speed-up | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode speed-up |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-for (const { m, mine, theirs } of rows) {
-  const tps = (t) => mine.steps / (t.median / 1000);
-  console.log(`| ${m.name} (${mine.memory}) | ${mine.n} | ${num(mine.prefill.median)} | ${num(theirs.prefill.median)} | ${num(theirs.prefill.median / mine.prefill.median, 2)} | ` +
-    `${num(tps(mine.decode))} | ${num(tps(theirs.decode))} | ${num(tps(mine.decode) / tps(theirs.decode), 2)} |`);
-}
+printTable();
 console.log(`\nGPT-2 small shape: matmul at M=128 averages ${num(m128mean)} GFLOP/s = ${num(100 * m128mean / k.madd)}% of the multiply-add ceiling; ` +
   `fp32 decode streams ${num(decodeGBs)} GB/s of weights = ${num(100 * decodeGBs / k.read)}% of the streaming-read ceiling.`);
 if (rows.some((r) => r.mine.capture != null)) {

