@@ -19,10 +19,10 @@ static void edit_free(lt_edit_rec *e) {
 }
 
 void lt_edits_free(lt_session *s) {
-    for (int32_t i = 0; i < s->n_edits; i++) edit_free(&s->edits[i]);
-    free(s->edits);
-    s->edits = NULL;
-    s->n_edits = 0;
+    for (int32_t i = 0; i < s->pass.n_edits; i++) edit_free(&s->pass.edits[i]);
+    free(s->pass.edits);
+    s->pass.edits = NULL;
+    s->pass.n_edits = 0;
 }
 
 /* The hooks that may be edited: those a pass writes and later stages read (not what a LayerNorm
@@ -61,10 +61,10 @@ static int32_t check_list(const int32_t *list, int32_t n, int32_t limit, const c
 /* Rerun the positions from `from` on of the n tokens ids (encoding the source again first if
  * `encode`), so the KV cache, logits and captures hold what the edits now in force give. */
 static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n, bool encode) {
-    if (encode && s->n_src) {
-        int32_t *src = copy_ints(s->src_tokens, s->n_src);
+    if (encode && s->pass.n_src) {
+        int32_t *src = copy_ints(s->pass.src_tokens, s->pass.n_src);
         if (!src) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
-        int32_t rc = lt_session_encode(s, src, s->n_src);
+        int32_t rc = lt_session_encode(s, src, s->pass.n_src);
         free(src);
         return rc || !n ? rc : lt_session_forward(s, ids, n);
     }
@@ -87,7 +87,7 @@ static int32_t first_position(const lt_edit_rec *e) {
 
 int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     if (!s || !edit || !edit->hook) return lt_fail(LT_ERR_INVALID_ARGUMENT, "edit: missing argument");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     const char *name = edit->hook;
     int32_t hook, layer;
     if (!lt_hook_find(m, name, &hook, &layer))
@@ -143,24 +143,24 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
     e.positions = copy_ints(edit->positions, e.n_positions);
     e.heads = copy_ints(edit->heads, e.n_heads);
     e.dims = copy_ints(edit->dims, e.n_dims);
-    lt_edit_rec *grown = realloc(s->edits, (size_t)(s->n_edits + 1) * sizeof *grown);
+    lt_edit_rec *grown = realloc(s->pass.edits, (size_t)(s->pass.n_edits + 1) * sizeof *grown);
     if (!e.values || !e.positions || !e.heads || !e.dims || !grown) {
-        if (grown) s->edits = grown;
+        if (grown) s->pass.edits = grown;
         edit_free(&e);
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     if (e.n_values) memcpy(e.values, edit->values, (size_t)e.n_values * sizeof(float));
-    const int32_t n = s->n_past;
+    const int32_t n = s->pass.n_past;
     int32_t *ids = copy_ints(s->tokens, n);
-    s->edits = grown;
+    s->pass.edits = grown;
     if (!ids) {
         edit_free(&e);
         return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    s->edits[s->n_edits++] = e;
+    s->pass.edits[s->pass.n_edits++] = e;
     if ((rc = rerun(s, first_position(&e), ids, n, e.encode))) {
         /* the edited run failed (it overflowed): the edit goes, and the session is as it was */
-        edit_free(&s->edits[--s->n_edits]);
+        edit_free(&s->pass.edits[--s->pass.n_edits]);
         rerun(s, first_position(&e), ids, n, e.encode);
     }
     free(ids);
@@ -169,15 +169,15 @@ int32_t lt_session_add_edit(lt_session *s, const lt_edit *edit) {
 
 int32_t lt_session_clear_edits(lt_session *s) {
     if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "clear edits: no session");
-    if (!s->n_edits) return LT_OK;
+    if (!s->pass.n_edits) return LT_OK;
     int32_t from = INT32_MAX;
     bool encode = false;
-    for (int32_t i = 0; i < s->n_edits; i++) {
-        const int32_t p = first_position(&s->edits[i]);
+    for (int32_t i = 0; i < s->pass.n_edits; i++) {
+        const int32_t p = first_position(&s->pass.edits[i]);
         if (p < from) from = p;
-        encode |= s->edits[i].encode;
+        encode |= s->pass.edits[i].encode;
     }
-    const int32_t n = s->n_past;
+    const int32_t n = s->pass.n_past;
     int32_t *ids = copy_ints(s->tokens, n);
     if (!ids) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     lt_edits_free(s);
@@ -186,7 +186,7 @@ int32_t lt_session_clear_edits(lt_session *s) {
     return rc;
 }
 
-int32_t lt_session_n_edits(const lt_session *s) { return s ? s->n_edits : 0; }
+int32_t lt_session_n_edits(const lt_session *s) { return s ? s->pass.n_edits : 0; }
 
 /* Index of v in list, or -1. */
 static int32_t index_of(const int32_t *list, int32_t n, int32_t v) {
@@ -208,10 +208,10 @@ static void edit_span(const lt_edit_rec *e, float *x, const float *values) {
     }
 }
 
-void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+void lt_edit_rows_at(lt_pass *p, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                      int32_t p0) {
-    for (int32_t i = 0; i < s->n_edits; i++) {
-        const lt_edit_rec *e = &s->edits[i];
+    for (int32_t i = 0; i < p->n_edits; i++) {
+        const lt_edit_rec *e = &p->edits[i];
         if (e->hook != hook || e->layer != layer || e->keys) continue;
         const int32_t heads = e->per_head ? (e->n_heads ? e->n_heads : e->all_heads) : 1;
         const int32_t row = e->n_dims ? e->n_dims : e->unit;
@@ -229,9 +229,9 @@ void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32
     }
 }
 
-bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer) {
-    for (int32_t i = 0; i < s->n_edits; i++)
-        if (s->edits[i].hook == hook && s->edits[i].layer == layer) return true;
+bool lt_edits_at(const lt_pass *p, int32_t hook, int32_t layer) {
+    for (int32_t i = 0; i < p->n_edits; i++)
+        if (p->edits[i].hook == hook && p->edits[i].layer == layer) return true;
     return false;
 }
 
@@ -241,12 +241,12 @@ static bool sees(const lt_attn_dims *d, int32_t i, int32_t j) {
 
 /* The edits in force at an attention matrix hook (layer) on one row: head `head`, query row i
  * (absolute position q_offset + i), row[j] for the keys j the query sees. */
-static void edit_keys(lt_session *s, int32_t hook, int32_t layer, int32_t head, int32_t i, float *row,
+static void edit_keys(lt_pass *p, int32_t hook, int32_t layer, int32_t head, int32_t i, float *row,
                       const lt_attn_dims *d) {
     const int32_t pos = d->q_offset + i;
-    const int32_t n_head = s->model->n_head;
-    for (int32_t x = 0; x < s->n_edits; x++) {
-        const lt_edit_rec *e = &s->edits[x];
+    const int32_t n_head = p->model->n_head;
+    for (int32_t x = 0; x < p->n_edits; x++) {
+        const lt_edit_rec *e = &p->edits[x];
         if (e->hook != hook || e->layer != layer) continue;
         const int32_t k = e->n_heads ? index_of(e->heads, e->n_heads, head) : head;
         const int32_t pi = e->n_positions ? index_of(e->positions, e->n_positions, pos) : 0;
@@ -268,10 +268,10 @@ static void edit_keys(lt_session *s, int32_t hook, int32_t layer, int32_t head, 
     }
 }
 
-void lt_edited_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+void lt_edited_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                          const float *v, const lt_attn_dims *d, int32_t hook_scores, int32_t hook_pattern,
                          int32_t layer) {
-    float *row = s->att_row;
+    float *row = p->att_row;
     const int32_t dh = d->d_head;
     for (int32_t h = 0; h < d->n_head; h++)
         for (int32_t i = 0; i < d->n_q; i++) {
@@ -286,11 +286,11 @@ void lt_edited_attention(lt_session *s, float *out, float *scores, float *patter
                 for (int32_t c = 0; c < dh; c++) dot += qr[c] * kr[c];
                 row[j] = dot * d->scale;
             }
-            edit_keys(s, hook_scores, layer, h, i, row, d);
+            edit_keys(p, hook_scores, layer, h, i, row, d);
             const size_t at = ((size_t)h * d->n_q + i) * d->n_kv;
             if (scores) memcpy(scores + at, row, (size_t)d->n_kv * sizeof *row);
             lt_softmax_ref(row, d->n_kv); /* masked keys: exactly 0 */
-            edit_keys(s, hook_pattern, layer, h, i, row, d);
+            edit_keys(p, hook_pattern, layer, h, i, row, d);
             if (pattern) memcpy(pattern + at, row, (size_t)d->n_kv * sizeof *row);
             float *o = out + (size_t)i * d->out_stride + (size_t)h * dh;
             for (int32_t c = 0; c < dh; c++) o[c] = 0.0f;
@@ -331,7 +331,7 @@ static bool lens_family(const lt_model *m) { return m->ops->attn_out != NULL; }
 
 int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit lens: missing argument");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     if (!lens_family(m))
         return lt_fail(LT_ERR_UNSUPPORTED, "logit lens: lantern computes it for decoder-only models only, so far");
     if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is negative", (int)row);
@@ -352,17 +352,17 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
             for (int32_t i = 0; i < d; i++) mean += r[i];
             mean /= d;
         }
-        float *x = s->tmp;
+        float *x = s->pass.tmp;
         for (int32_t i = 0; i < d; i++)
             x[i] = (float)((r[i] - mean) / scale[0]) * m->ln_f_w[i] + (m->ln_f_b ? m->ln_f_b[i] : 0.0f);
-        m->ops->unembed(s, out + (size_t)l * m->n_vocab, x, 1);
+        m->ops->unembed(&s->pass, out + (size_t)l * m->n_vocab, x, 1);
     }
     return LT_OK;
 }
 
 int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, float *out) {
     if (!s || !out) return lt_fail(LT_ERR_INVALID_ARGUMENT, "logit attribution: missing argument");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     if (!lens_family(m))
         return lt_fail(LT_ERR_UNSUPPORTED, "logit attribution: lantern computes it for decoder-only models only, so far");
     if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit attribution: row %d is negative", (int)row);
@@ -375,7 +375,7 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
     if (!scale) return missing("logit attribution", ATTRIBUTION_NEEDS);
     /* the direction a component's contribution is read along: ln_final's weight times the token's
      * unembedding (TransformerLens folds the weight into W_U) */
-    float *dir = s->tmp, *c = s->xn; /* scratch rows of the passes: free between them */
+    float *dir = s->pass.tmp, *c = s->pass.xn; /* scratch rows of the passes: free between them */
     for (int32_t i = 0; i < d; i++) dir[i] = m->ln_f_w[i] * lt_mat_at(&m->lm_head, (size_t)d, (size_t)i, (size_t)token);
     for (int32_t l = 0; l < m->n_layer; l++) {
         snprintf(name, sizeof name, "blocks.%d.attn.hook_z", (int)l);

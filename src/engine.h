@@ -1,7 +1,8 @@
-/* The model, session and hook structures shared by the engine's source files. Model-family code
- * (gpt2.c, transformer.c, llama.c, neox.c) fills a model, runs passes and names its weights, all
- * behind one lt_family_ops table chosen at load (model.c); session.c owns the KV caches, the token
- * history and the captured tensors; hooks.c names every tensor; sample.c turns logits into
+/* The model, pass, session and hook structures shared by the engine's source files. Model-family
+ * code (gpt2.c, transformer.c, llama.c, neox.c) fills a model, runs passes on the lt_pass context
+ * it is handed (never the session) and names its weights, all behind one lt_family_ops table
+ * chosen at load (model.c); session.c owns the KV caches, the token history and the captured
+ * tensors and builds each pass's context; hooks.c names every tensor; sample.c turns logits into
  * tokens; loader.c reads weights for every family. */
 #ifndef LT_ENGINE_H
 #define LT_ENGINE_H
@@ -94,6 +95,7 @@ bool lt_glob_match(const char *pattern, size_t pattern_len, const char *name);
 /* ---------------------------------------------------------------- models */
 
 typedef struct lt_family_ops lt_family_ops; /* below */
+typedef struct lt_pass lt_pass;             /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
 /* A weight matrix in engine memory: f32, or 16-bit as the file stored it (exactly one of f and
@@ -370,15 +372,15 @@ struct lt_family_ops {
     int32_t (*load)(lt_model *m, const lt_json *config, const lt_st_file *st, const lt_model_params *params);
     /* The description's members after "family" (lt_model_describe), each followed by a comma. */
     void (*describe)(const lt_model *m, lt_buf *b);
-    /* Run n tokens after s->n_past (the decoder, for encoder-decoder models): fill the KV cache
-     * rows, the captures and s->logits. The session has validated everything and sized the
+    /* Run n tokens after p->n_past (the decoder, for encoder-decoder models): fill the KV cache
+     * rows, the captures and p->logits. The session has validated everything and sized the
      * buffers. */
-    void (*forward)(lt_session *s, const int32_t *ids, int32_t n);
-    /* The encoder over n source tokens (s->src_tokens, s->src_valid set), or NULL for
+    void (*forward)(lt_pass *p, const int32_t *ids, int32_t n);
+    /* The encoder over n source tokens (p->src_tokens, p->src_valid set), or NULL for
      * decoder-only families. */
-    void (*encode)(lt_session *s, int32_t n);
+    void (*encode)(lt_pass *p, int32_t n);
     /* out[rows, n_vocab] = the logits of final-norm rows x[rows, d_model] */
-    void (*unembed)(lt_session *s, float *out, const float *x, int32_t rows);
+    void (*unembed)(lt_pass *p, float *out, const float *x, int32_t rows);
     /* Where the weight TransformerLens calls `name` lies (lt_model_tensor); false if the model has none. */
     bool (*weight)(const lt_model *m, const char *name, lt_wview *v);
     /* Every name `weight` knows, each through lt_wv_name. */
@@ -421,13 +423,15 @@ typedef struct lt_edit_rec {
     int32_t *dims, n_dims;
 } lt_edit_rec;
 
-struct lt_session {
+/* What one pass reads and writes, handed to the family's forward, encode and unembed and to the
+ * shared helpers below them (ops.c, capture.c, edits.c): the model, the position, the caches,
+ * the activation scratch, the captures and the edits in force. The session owns the storage and
+ * keeps it here (lt_session.pass); the families never see the session. */
+struct lt_pass {
     lt_model *model;
     lt_edit_rec *edits; /* (n_edits), applied in this order */
     int32_t n_edits;
-    lt_session_params params;
     int32_t n_past;
-    int32_t *tokens;  /* (n_ctx) */
     float *k_cache;   /* (n_layer, n_ctx, d_model): head h at columns h * d_head */
     float *v_cache;   /* (n_layer, n_ctx, d_model) */
 
@@ -440,9 +444,7 @@ struct lt_session {
 
     float *logits;    /* (n_vocab) of the last position, valid when n_past > 0 */
 
-    /* activations of one pass of up to scratch_rows positions */
-    int32_t scratch_rows;
-    float *scratch;   /* the block holding the six buffers below */
+    /* activations of one pass of up to the session's scratch_rows positions */
     float *x;         /* (rows, d_model) residual stream */
     float *xn;        /* (rows, d_model) layer-norm output */
     float *qkv;       /* (rows, 3 * d_model) */
@@ -452,18 +454,26 @@ struct lt_session {
     float *att_row;   /* (parts, n_ctx) one attention row per part of a split job (parallel.h) */
 
     lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
-    uint64_t rng;
-    float *sample_probs;    /* (n_vocab) */
     /* per part of a split job, as att_row: */
     float *panel;           /* (parts, LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
     int16_t *q8_x;          /* (parts, max(d_model, d_mlp)) an input row quantized for 8-bit weights */
     float *q8_s;            /* (parts, max(d_model, d_mlp) / LT_Q8_BLOCK + 1) its block scales */
-    float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
     /* The captured "logits" of every position are computed when first read: a pass keeps its
      * final-norm rows here and unembeds only its last row (the next-token logits). */
     float *final_rows;      /* (final_cap rows, d_model) the last pass's final-norm output */
-    int32_t final_cap;
     int32_t logits_pending; /* rows of final_rows whose logits the "logits" slot still lacks */
+};
+
+struct lt_session {
+    lt_pass pass;     /* the model, caches, scratch, captures and edits a pass works on */
+    lt_session_params params;
+    int32_t *tokens;  /* (n_ctx) */
+    int32_t scratch_rows;
+    float *scratch;   /* the block holding pass.x, xn, qkv, z, tmp and h */
+    uint64_t rng;
+    float *sample_probs;    /* (n_vocab) */
+    float *logits_backup;   /* (n_vocab) the logits before a pass, restored if it fails */
+    int32_t final_cap;      /* rows pass.final_rows holds */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;
 };
@@ -486,43 +496,43 @@ static inline size_t lt_widest_row(const lt_model *m) {
 
 /* Shared compute (ops.c), threaded where the build has threads. out[n, d_out] = in @ w + bias
  * for a matrix held as [d_in, d_out] panels (or 8-bit); lt_matmul_nt for one held as
- * [d_out, d_in] rows (an unembedding). Scratch: the session's per-part panel and q8 buffers. */
-void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+ * [d_out, d_in] rows (an unembedding). Scratch: the pass's per-part panel and q8 buffers. */
+void lt_matmul(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                int32_t d_in, int32_t d_out);
-void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
+void lt_matmul_nt(lt_pass *p, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
                   int32_t d_out);
 /* out[n, d_out] = in @ w^T + bias (bias may be NULL): an nn.Linear held as [d_out, d_in] rows. */
-void lt_linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
+void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
                int32_t d_out);
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
  * in any stored kind, as f32. */
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
-/* Scaled dot-product attention (kernels.h), split by heads; scratch: s->att_row. */
+/* Scaled dot-product attention (kernels.h), split by heads; scratch: p->att_row. */
 struct lt_attn_dims;
-void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const struct lt_attn_dims *d);
 
 /* A hook a pass writes row by row into x (row t at x + t * stride + col; none: hook < 0): the edits
- * in force change it (positions from the session's, or from 0 for encoder hooks), then it is
+ * in force change it (positions from the pass's n_past on, or from 0 for encoder hooks), then it is
  * captured (capture.c). */
-void lt_hook_rows(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+void lt_hook_rows(lt_pass *p, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                   int32_t width);
 /* The capture slot of hook `hook` of `layer` (capture.c). */
-lt_capture_slot *lt_slot(const lt_session *s, int32_t hook, int32_t layer);
+lt_capture_slot *lt_slot(const lt_pass *p, int32_t hook, int32_t layer);
 /* Where to write hook `hook` of `layer` in the current pass, or NULL if it is not captured. */
-float *lt_capture(lt_session *s, int32_t hook, int32_t layer);
+float *lt_capture(lt_pass *p, int32_t hook, int32_t layer);
 /* Apply the edits in force at (hook, layer) to n rows of x (row t at x + t * stride + col), the
- * positions p0 .. p0 + n - 1; call only when s->n_edits (edits.c). */
-void lt_edit_rows_at(lt_session *s, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
+ * positions p0 .. p0 + n - 1; call only when p->n_edits (edits.c). */
+void lt_edit_rows_at(lt_pass *p, int32_t hook, int32_t layer, float *x, int32_t n, int32_t stride, int32_t col,
                      int32_t p0);
 void lt_edits_free(lt_session *s);
 /* Whether an edit is in force at (hook, layer). */
-bool lt_edits_at(const lt_session *s, int32_t hook, int32_t layer);
+bool lt_edits_at(const lt_pass *p, int32_t hook, int32_t layer);
 /* Attention (as lt_attention_ref) with the edits in force at its scores and pattern hooks (layer)
  * applied between the stages: scaled, masked scores -> edits -> softmax -> edits -> the weighted
- * sum of the values, a head and a query at a time in plain C, with s->att_row as scratch. Keys a
+ * sum of the values, a head and a query at a time in plain C, with p->att_row as scratch. Keys a
  * query does not see stay masked. scores, pattern: the captures [n_head, n_q, n_kv], or NULL. */
-void lt_edited_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+void lt_edited_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                          const float *v, const struct lt_attn_dims *d, int32_t hook_scores, int32_t hook_pattern,
                          int32_t layer);
 /* Copy rows of a [n, stride] buffer, columns [col, col + width), into a capture slot as
@@ -530,12 +540,12 @@ void lt_edited_attention(lt_session *s, float *out, float *scores, float *patter
 /* Capture, when wanted, what LayerNorm divides each of n rows of x [n, d] by: sqrt(var + eps)
  * (TransformerLens's hook_scale, [n, 1]); call it with LayerNorm's input, before an in-place
  * norm overwrites it. */
-void lt_capture_ln_scale(lt_session *s, int32_t hook, int32_t layer, const float *x, int32_t n, int32_t d);
-void lt_capture_rows(lt_session *s, int32_t hook, int32_t layer, const float *src, int32_t n,
+void lt_capture_ln_scale(lt_pass *p, int32_t hook, int32_t layer, const float *x, int32_t n, int32_t d);
+void lt_capture_rows(lt_pass *p, int32_t hook, int32_t layer, const float *src, int32_t n,
                      int32_t stride, int32_t col, int32_t width);
 
 /* A pass capturing "logits" hands its final-norm rows over for lt_session_tensor to unembed. */
-void lt_defer_logits(lt_session *s, const float *x, int32_t rows);
+void lt_defer_logits(lt_pass *p, const float *x, int32_t rows);
 
 /* The final norm a pass ends with and the hooks of the output tail. */
 typedef struct lt_tail {
@@ -544,8 +554,8 @@ typedef struct lt_tail {
 } lt_tail;
 /* The output tail every family shares (capture.c): the final norm of the pass's n rows x[n, d_model]
  * (the model's kind: LayerNorm, or RMSNorm when m->rms_norm) into out[n, d_model] (may be x), its
- * hooks, the rows kept for "logits" when captured, and s->logits of the last row (the family's
+ * hooks, the rows kept for "logits" when captured, and p->logits of the last row (the family's
  * unembed). Only the last row is normalised unless the normalised rows or the logits are captured. */
-void lt_output_tail(lt_session *s, float *out, const float *x, int32_t n, const lt_tail *t);
+void lt_output_tail(lt_pass *p, float *out, const float *x, int32_t n, const lt_tail *t);
 
 #endif

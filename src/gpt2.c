@@ -164,34 +164,34 @@ static int32_t load(lt_model *m, const lt_json *cfg, const lt_st_file *st,
 }
 
 /* out[n, d_out] = in @ w + bias, whatever w is stored as (ops.c) */
-static void matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+static void matmul(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                    int32_t d_in, int32_t d_out) {
-    lt_matmul(s, out, in, w, bias, n, d_in, d_out);
+    lt_matmul(p, out, in, w, bias, n, d_in, d_out);
 }
 
 /* out[n, n_vocab] = in @ lm_head^T */
-static void unembed(lt_session *s, float *out, const float *in, int32_t n) {
-    const lt_model *m = s->model;
-    lt_matmul_nt(s, out, in, &m->lm_head, n, m->d_model, m->n_vocab);
+static void unembed(lt_pass *p, float *out, const float *in, int32_t n) {
+    const lt_model *m = p->model;
+    lt_matmul_nt(p, out, in, &m->lm_head, n, m->d_model, m->n_vocab);
 }
 
 
-static void forward(lt_session *s, const int32_t *ids, int32_t n) {
-    const lt_model *m = s->model;
-    const int32_t d = m->d_model, p0 = s->n_past, n_kv = p0 + n;
+static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
+    const lt_model *m = p->model;
+    const int32_t d = m->d_model, p0 = p->n_past, n_kv = p0 + n;
     const size_t nd = (size_t)n * d;
-    float *x = s->x, *xn = s->xn, *qkv = s->qkv, *z = s->z, *tmp = s->tmp, *h = s->h;
+    float *x = p->x, *xn = p->xn, *qkv = p->qkv, *z = p->z, *tmp = p->tmp, *h = p->h;
 
     /* embeddings: x = wte[id] + wpe[pos] */
     lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(s, LT_H_EMBED, 0, x, n, d, 0, d);
+    lt_hook_rows(p, LT_H_EMBED, 0, x, n, d, 0, d);
     const float *pe = m->wpe + (size_t)p0 * d;
-    if (s->n_edits) { /* the position rows are the model's: edit a copy */
+    if (p->n_edits) { /* the position rows are the model's: edit a copy */
         memcpy(tmp, pe, nd * sizeof(float));
-        lt_edit_rows_at(s, LT_H_POS_EMBED, 0, tmp, n, d, 0, p0);
+        lt_edit_rows_at(p, LT_H_POS_EMBED, 0, tmp, n, d, 0, p0);
         pe = tmp;
     }
-    lt_capture_rows(s, LT_H_POS_EMBED, 0, pe, n, d, 0, d);
+    lt_capture_rows(p, LT_H_POS_EMBED, 0, pe, n, d, 0, d);
     lt_k_add(x, pe, (int64_t)nd);
 
     lt_attn_dims ad = {
@@ -201,51 +201,51 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
     };
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
-        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
-        lt_hook_rows(s, LT_H_RESID_PRE, l, x, n, d, 0, d);
+        float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
+        lt_hook_rows(p, LT_H_RESID_PRE, l, x, n, d, 0, d);
 
-        lt_capture_ln_scale(s, LT_H_LN1_SCALE, l, x, n, d);
+        lt_capture_ln_scale(p, LT_H_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_H_LN1, l, xn, n, d, 0, d);
-        matmul(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
-        if (s->n_edits) { /* before the keys and values enter the cache */
-            lt_edit_rows_at(s, LT_H_Q, l, qkv, n, 3 * d, 0, p0);
-            lt_edit_rows_at(s, LT_H_K, l, qkv, n, 3 * d, d, p0);
-            lt_edit_rows_at(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, p0);
+        lt_hook_rows(p, LT_H_LN1, l, xn, n, d, 0, d);
+        matmul(p, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
+        if (p->n_edits) { /* before the keys and values enter the cache */
+            lt_edit_rows_at(p, LT_H_Q, l, qkv, n, 3 * d, 0, p0);
+            lt_edit_rows_at(p, LT_H_K, l, qkv, n, 3 * d, d, p0);
+            lt_edit_rows_at(p, LT_H_V, l, qkv, n, 3 * d, 2 * d, p0);
         }
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + d, (size_t)d * sizeof(float));
             memcpy(vc + (size_t)(p0 + t) * d, qkv + (size_t)t * 3 * d + 2 * d, (size_t)d * sizeof(float));
         }
-        lt_capture_rows(s, LT_H_Q, l, qkv, n, 3 * d, 0, d);
-        lt_capture_rows(s, LT_H_K, l, qkv, n, 3 * d, d, d);
-        lt_capture_rows(s, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
-        if (s->n_edits && (lt_edits_at(s, LT_H_ATTN_SCORES, l) || lt_edits_at(s, LT_H_PATTERN, l)))
-            lt_edited_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc,
+        lt_capture_rows(p, LT_H_Q, l, qkv, n, 3 * d, 0, d);
+        lt_capture_rows(p, LT_H_K, l, qkv, n, 3 * d, d, d);
+        lt_capture_rows(p, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
+        if (p->n_edits && (lt_edits_at(p, LT_H_ATTN_SCORES, l) || lt_edits_at(p, LT_H_PATTERN, l)))
+            lt_edited_attention(p, z, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qkv, kc,
                                 vc, &ad, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
         else
-            lt_attention(s, z, lt_capture(s, LT_H_ATTN_SCORES, l), lt_capture(s, LT_H_PATTERN, l), qkv, kc, vc, &ad);
-        lt_hook_rows(s, LT_H_Z, l, z, n, d, 0, d);
-        matmul(s, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
-        lt_hook_rows(s, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
+            lt_attention(p, z, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qkv, kc, vc, &ad);
+        lt_hook_rows(p, LT_H_Z, l, z, n, d, 0, d);
+        matmul(p, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
+        lt_hook_rows(p, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(s, LT_H_RESID_MID, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_H_RESID_MID, l, x, n, d, 0, d);
 
-        lt_capture_ln_scale(s, LT_H_LN2_SCALE, l, x, n, d);
+        lt_capture_ln_scale(p, LT_H_LN2_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_H_LN2, l, xn, n, d, 0, d);
-        matmul(s, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
-        lt_hook_rows(s, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
+        lt_hook_rows(p, LT_H_LN2, l, xn, n, d, 0, d);
+        matmul(p, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
+        lt_hook_rows(p, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
         lt_activate(m->act, h, (int64_t)n * m->d_mlp);
-        lt_hook_rows(s, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
-        matmul(s, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
-        lt_hook_rows(s, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
+        lt_hook_rows(p, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
+        matmul(p, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
+        lt_hook_rows(p, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(s, LT_H_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_H_RESID_POST, l, x, n, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_H_LN_FINAL_SCALE, LT_H_LN_FINAL, LT_H_LOGITS};
-    lt_output_tail(s, xn, x, n, &tail);
+    lt_output_tail(p, xn, x, n, &tail);
 }
 
 /* How the weight matrices sit in memory: "F32", "F16", "BF16", "INT8" or "mixed". */

@@ -280,39 +280,39 @@ static void rope(const lt_model *m, float *x, int32_t n, int32_t heads, int32_t 
     }
 }
 
-static void forward(lt_session *s, const int32_t *ids, int32_t n) {
-    const lt_model *m = s->model;
-    const int32_t d = m->d_model, p0 = s->n_past, dh = m->d_head, H = m->n_head, Hkv = m->n_kv_head;
+static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
+    const lt_model *m = p->model;
+    const int32_t d = m->d_model, p0 = p->n_past, dh = m->d_head, H = m->n_head, Hkv = m->n_kv_head;
     const int32_t dkv = Hkv * dh, group = H / Hkv, f = m->d_mlp;
     const size_t nd = (size_t)n * d;
-    float *x = s->x, *xn = s->xn, *z = s->z, *tmp = s->tmp;
-    float *q = s->qkv, *k = q + nd, *v = k + (size_t)n * dkv; /* [n, d], [n, dkv], [n, dkv] */
-    float *gate = s->h, *up = s->h + (size_t)n * f;            /* [n, d_mlp] each */
+    float *x = p->x, *xn = p->xn, *z = p->z, *tmp = p->tmp;
+    float *q = p->qkv, *k = q + nd, *v = k + (size_t)n * dkv; /* [n, d], [n, dkv], [n, dkv] */
+    float *gate = p->h, *up = p->h + (size_t)n * f;            /* [n, d_mlp] each */
 
     lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(s, LT_L_EMBED, 0, x, n, d, 0, d);
+    lt_hook_rows(p, LT_L_EMBED, 0, x, n, d, 0, d);
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
     };
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
-        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
-        lt_hook_rows(s, LT_L_RESID_PRE, l, x, n, d, 0, d);
+        float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
+        lt_hook_rows(p, LT_L_RESID_PRE, l, x, n, d, 0, d);
 
-        lt_capture_ln_scale(s, LT_L_LN1_SCALE, l, x, n, d);
+        lt_capture_ln_scale(p, LT_L_LN1_SCALE, l, x, n, d);
         lt_k_rmsnorm(xn, x, y->ln1_w, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_L_LN1, l, xn, n, d, 0, d);
-        lt_linear(s, q, xn, &y->q_w, y->q_b, n, d, d);
-        lt_linear(s, k, xn, &y->k_w, y->k_b, n, d, dkv);
-        lt_linear(s, v, xn, &y->v_w, y->v_b, n, d, dkv);
-        lt_hook_rows(s, LT_L_Q, l, q, n, d, 0, d);
-        lt_hook_rows(s, LT_L_K, l, k, n, dkv, 0, dkv);
-        lt_hook_rows(s, LT_L_V, l, v, n, dkv, 0, dkv);
+        lt_hook_rows(p, LT_L_LN1, l, xn, n, d, 0, d);
+        lt_linear(p, q, xn, &y->q_w, y->q_b, n, d, d);
+        lt_linear(p, k, xn, &y->k_w, y->k_b, n, d, dkv);
+        lt_linear(p, v, xn, &y->v_w, y->v_b, n, d, dkv);
+        lt_hook_rows(p, LT_L_Q, l, q, n, d, 0, d);
+        lt_hook_rows(p, LT_L_K, l, k, n, dkv, 0, dkv);
+        lt_hook_rows(p, LT_L_V, l, v, n, dkv, 0, dkv);
         rope(m, q, n, H, p0);
         rope(m, k, n, Hkv, p0);
-        lt_hook_rows(s, LT_L_ROT_Q, l, q, n, d, 0, d);
-        lt_hook_rows(s, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
+        lt_hook_rows(p, LT_L_ROT_Q, l, q, n, d, 0, d);
+        lt_hook_rows(p, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
         /* into the cache once per query head: query head h reads key-value head h / group */
         for (int32_t t = 0; t < n; t++)
             for (int32_t h = 0; h < H; h++) {
@@ -320,39 +320,39 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
                 memcpy(kc + dst, k + src, (size_t)dh * sizeof(float));
                 memcpy(vc + dst, v + src, (size_t)dh * sizeof(float));
             }
-        if (s->n_edits && (lt_edits_at(s, LT_L_ATTN_SCORES, l) || lt_edits_at(s, LT_L_PATTERN, l)))
-            lt_edited_attention(s, z, lt_capture(s, LT_L_ATTN_SCORES, l), lt_capture(s, LT_L_PATTERN, l), q, kc, vc,
+        if (p->n_edits && (lt_edits_at(p, LT_L_ATTN_SCORES, l) || lt_edits_at(p, LT_L_PATTERN, l)))
+            lt_edited_attention(p, z, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), q, kc, vc,
                                 &ad, LT_L_ATTN_SCORES, LT_L_PATTERN, l);
         else
-            lt_attention(s, z, lt_capture(s, LT_L_ATTN_SCORES, l), lt_capture(s, LT_L_PATTERN, l), q, kc, vc, &ad);
-        lt_hook_rows(s, LT_L_Z, l, z, n, d, 0, d);
-        lt_linear(s, tmp, z, &y->o_w, y->o_b, n, d, d);
-        lt_hook_rows(s, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
+            lt_attention(p, z, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), q, kc, vc, &ad);
+        lt_hook_rows(p, LT_L_Z, l, z, n, d, 0, d);
+        lt_linear(p, tmp, z, &y->o_w, y->o_b, n, d, d);
+        lt_hook_rows(p, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(s, LT_L_RESID_MID, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_L_RESID_MID, l, x, n, d, 0, d);
 
-        lt_capture_ln_scale(s, LT_L_LN2_SCALE, l, x, n, d);
+        lt_capture_ln_scale(p, LT_L_LN2_SCALE, l, x, n, d);
         lt_k_rmsnorm(xn, x, y->ln2_w, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_L_LN2, l, xn, n, d, 0, d);
-        lt_linear(s, gate, xn, &y->gate_w, NULL, n, d, f);
-        lt_linear(s, up, xn, &y->up_w, NULL, n, d, f);
-        lt_hook_rows(s, LT_L_MLP_PRE, l, gate, n, f, 0, f);
-        lt_hook_rows(s, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
+        lt_hook_rows(p, LT_L_LN2, l, xn, n, d, 0, d);
+        lt_linear(p, gate, xn, &y->gate_w, NULL, n, d, f);
+        lt_linear(p, up, xn, &y->up_w, NULL, n, d, f);
+        lt_hook_rows(p, LT_L_MLP_PRE, l, gate, n, f, 0, f);
+        lt_hook_rows(p, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
         lt_k_silu_mul(gate, up, (int64_t)n * f);
-        lt_hook_rows(s, LT_L_MLP_POST, l, gate, n, f, 0, f);
-        lt_linear(s, tmp, gate, &y->down_w, NULL, n, f, d);
-        lt_hook_rows(s, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
+        lt_hook_rows(p, LT_L_MLP_POST, l, gate, n, f, 0, f);
+        lt_linear(p, tmp, gate, &y->down_w, NULL, n, f, d);
+        lt_hook_rows(p, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
         lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(s, LT_L_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_L_RESID_POST, l, x, n, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, NULL, LT_L_LN_FINAL_SCALE, LT_L_LN_FINAL, LT_L_LOGITS};
-    lt_output_tail(s, xn, x, n, &tail);
+    lt_output_tail(p, xn, x, n, &tail);
 }
 
-static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
-    const lt_model *m = s->model;
-    lt_matmul_nt(s, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
+static void unembed(lt_pass *p, float *out, const float *x, int32_t rows) {
+    const lt_model *m = p->model;
+    lt_matmul_nt(p, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
 }
 
 static const char *in_memory(const lt_model *m) {

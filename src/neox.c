@@ -230,40 +230,40 @@ static void rope(const lt_model *m, float *x, int32_t n, int32_t p0) {
 }
 
 /* out[n, d_model] = dense_4h_to_h(act(dense_h_to_4h(xn))), with the MLP's hooks */
-static void mlp(lt_session *s, float *out, const float *xn, const lt_neox_layer *y, int32_t l, int32_t n) {
-    const lt_model *m = s->model;
+static void mlp(lt_pass *p, float *out, const float *xn, const lt_neox_layer *y, int32_t l, int32_t n) {
+    const lt_model *m = p->model;
     const int32_t d = m->d_model, f = m->d_mlp;
-    lt_linear(s, s->h, xn, &y->fc_w, y->fc_b, n, d, f);
-    lt_hook_rows(s, LT_N_MLP_PRE, l, s->h, n, f, 0, f);
-    lt_activate(m->act, s->h, (int64_t)n * f);
-    lt_hook_rows(s, LT_N_MLP_POST, l, s->h, n, f, 0, f);
-    lt_linear(s, out, s->h, &y->proj_w, y->proj_b, n, f, d);
-    lt_hook_rows(s, LT_N_MLP_OUT, l, out, n, d, 0, d);
+    lt_linear(p, p->h, xn, &y->fc_w, y->fc_b, n, d, f);
+    lt_hook_rows(p, LT_N_MLP_PRE, l, p->h, n, f, 0, f);
+    lt_activate(m->act, p->h, (int64_t)n * f);
+    lt_hook_rows(p, LT_N_MLP_POST, l, p->h, n, f, 0, f);
+    lt_linear(p, out, p->h, &y->proj_w, y->proj_b, n, f, d);
+    lt_hook_rows(p, LT_N_MLP_OUT, l, out, n, d, 0, d);
 }
 
-static void forward(lt_session *s, const int32_t *ids, int32_t n) {
-    const lt_model *m = s->model;
-    const int32_t d = m->d_model, p0 = s->n_past, dh = m->d_head, H = m->n_head;
+static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
+    const lt_model *m = p->model;
+    const int32_t d = m->d_model, p0 = p->n_past, dh = m->d_head, H = m->n_head;
     const size_t nd = (size_t)n * d;
-    float *x = s->x, *xn = s->xn, *z = s->z, *tmp = s->tmp, *qkv = s->qkv; /* qkv: [n, n_head, 3, d_head] */
+    float *x = p->x, *xn = p->xn, *z = p->z, *tmp = p->tmp, *qkv = p->qkv; /* qkv: [n, n_head, 3, d_head] */
     float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
 
     lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(s, LT_N_EMBED, 0, x, n, d, 0, d);
+    lt_hook_rows(p, LT_N_EMBED, 0, x, n, d, 0, d);
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
     };
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_neox_layer *y = &m->neox[l];
-        float *kc = s->k_cache + (size_t)l * m->n_ctx * d, *vc = s->v_cache + (size_t)l * m->n_ctx * d;
+        float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
         float *k = kc + (size_t)p0 * d, *v = vc + (size_t)p0 * d; /* this pass's rows of the cache: [n, d] */
-        lt_hook_rows(s, LT_N_RESID_PRE, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_N_RESID_PRE, l, x, n, d, 0, d);
 
-        lt_capture_ln_scale(s, LT_N_LN1_SCALE, l, x, n, d);
+        lt_capture_ln_scale(p, LT_N_LN1_SCALE, l, x, n, d);
         lt_k_layernorm(xn, x, y->ln1_w, y->ln1_b, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_N_LN1, l, xn, n, d, 0, d);
-        lt_linear(s, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
+        lt_hook_rows(p, LT_N_LN1, l, xn, n, d, 0, d);
+        lt_linear(p, qkv, xn, &y->qkv_w, y->qkv_b, n, d, 3 * d);
         /* head h's q, k, v sit together in the fused row: queries to q, keys and values straight
          * into the cache, each as [n, n_head, d_head] */
         for (int32_t t = 0; t < n; t++)
@@ -274,49 +274,49 @@ static void forward(lt_session *s, const int32_t *ids, int32_t n) {
                 memcpy(k + dst, src + dh, (size_t)dh * sizeof(float));
                 memcpy(v + dst, src + 2 * dh, (size_t)dh * sizeof(float));
             }
-        lt_hook_rows(s, LT_N_Q, l, q, n, d, 0, d);
-        lt_hook_rows(s, LT_N_K, l, k, n, d, 0, d);
-        lt_hook_rows(s, LT_N_V, l, v, n, d, 0, d);
+        lt_hook_rows(p, LT_N_Q, l, q, n, d, 0, d);
+        lt_hook_rows(p, LT_N_K, l, k, n, d, 0, d);
+        lt_hook_rows(p, LT_N_V, l, v, n, d, 0, d);
         rope(m, q, n, p0);
         rope(m, k, n, p0);
-        lt_hook_rows(s, LT_N_ROT_Q, l, q, n, d, 0, d);
-        lt_hook_rows(s, LT_N_ROT_K, l, k, n, d, 0, d);
-        if (s->n_edits && (lt_edits_at(s, LT_N_ATTN_SCORES, l) || lt_edits_at(s, LT_N_PATTERN, l)))
-            lt_edited_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc,
+        lt_hook_rows(p, LT_N_ROT_Q, l, q, n, d, 0, d);
+        lt_hook_rows(p, LT_N_ROT_K, l, k, n, d, 0, d);
+        if (p->n_edits && (lt_edits_at(p, LT_N_ATTN_SCORES, l) || lt_edits_at(p, LT_N_PATTERN, l)))
+            lt_edited_attention(p, z, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), q, kc, vc,
                                 &ad, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
         else
-            lt_attention(s, z, lt_capture(s, LT_N_ATTN_SCORES, l), lt_capture(s, LT_N_PATTERN, l), q, kc, vc, &ad);
-        lt_hook_rows(s, LT_N_Z, l, z, n, d, 0, d);
-        lt_linear(s, tmp, z, &y->dense_w, y->dense_b, n, d, d);
-        lt_hook_rows(s, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
+            lt_attention(p, z, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), q, kc, vc, &ad);
+        lt_hook_rows(p, LT_N_Z, l, z, n, d, 0, d);
+        lt_linear(p, tmp, z, &y->dense_w, y->dense_b, n, d, d);
+        lt_hook_rows(p, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
 
         if (m->parallel_residual) {
             /* ln2 reads the block's input too; x = (mlp_out + attn_out) + x, Hugging Face's order */
-            lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
+            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, x, n, d);
             lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            lt_hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
-            mlp(s, z, xn, y, l, n);
+            lt_hook_rows(p, LT_N_LN2, l, xn, n, d, 0, d);
+            mlp(p, z, xn, y, l, n);
             lt_k_add(z, tmp, (int64_t)nd);
             lt_k_add(x, z, (int64_t)nd);
         } else {
             lt_k_add(x, tmp, (int64_t)nd);
-            lt_hook_rows(s, LT_N_RESID_MID, l, x, n, d, 0, d);
-            lt_capture_ln_scale(s, LT_N_LN2_SCALE, l, x, n, d);
+            lt_hook_rows(p, LT_N_RESID_MID, l, x, n, d, 0, d);
+            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, x, n, d);
             lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            lt_hook_rows(s, LT_N_LN2, l, xn, n, d, 0, d);
-            mlp(s, tmp, xn, y, l, n);
+            lt_hook_rows(p, LT_N_LN2, l, xn, n, d, 0, d);
+            mlp(p, tmp, xn, y, l, n);
             lt_k_add(x, tmp, (int64_t)nd);
         }
-        lt_hook_rows(s, LT_N_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_N_RESID_POST, l, x, n, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_N_LN_FINAL_SCALE, LT_N_LN_FINAL, LT_N_LOGITS};
-    lt_output_tail(s, xn, x, n, &tail);
+    lt_output_tail(p, xn, x, n, &tail);
 }
 
-static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
-    const lt_model *m = s->model;
-    lt_matmul_nt(s, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
+static void unembed(lt_pass *p, float *out, const float *x, int32_t rows) {
+    const lt_model *m = p->model;
+    lt_matmul_nt(p, out, x, &m->lm_head, rows, m->d_model, m->n_vocab);
 }
 
 static const char *in_memory(const lt_model *m) {

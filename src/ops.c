@@ -12,7 +12,7 @@
 /* A matmul split across the thread pool by output columns, whole panels to a part: every column
  * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
 typedef struct {
-    lt_session *s;
+    lt_pass *p;
     float *out;
     const float *in, *bias;
     const lt_mat *w;
@@ -22,16 +22,16 @@ typedef struct {
 
 static void matmul_part(void *ctx, int32_t k, int32_t parts) {
     const matmul_job *J = ctx;
-    const lt_model *m = J->s->model;
+    const lt_model *m = J->p->model;
     const int32_t panels = (J->d_out + LT_PANEL - 1) / LT_PANEL;
     const int32_t j0 = (int32_t)((int64_t)panels * k / parts) * LT_PANEL;
     int32_t j1 = (int32_t)((int64_t)panels * (k + 1) / parts) * LT_PANEL;
     if (j1 > J->d_out) j1 = J->d_out;
     if (j0 >= j1) return;
     const size_t widest = lt_widest_row(m);
-    float *panel = J->s->panel + (size_t)k * LT_PANEL * widest;
-    int16_t *xq = J->s->q8_x + (size_t)k * widest;
-    float *xs = J->s->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
+    float *panel = J->p->panel + (size_t)k * LT_PANEL * widest;
+    int16_t *xq = J->p->q8_x + (size_t)k * widest;
+    float *xs = J->p->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
     const lt_mat *w = J->w;
     if (w->q) lt_q8_matmul_cols_simd(J->out, J->in, w->q, w->qs, J->bias, J->n, J->d_in, J->d_out, j0, j1, xq, xs);
     else if (J->nt && w->f) lt_matmul_nt_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
@@ -40,15 +40,15 @@ static void matmul_part(void *ctx, int32_t k, int32_t parts) {
     else lt_matmul_packed_h_cols_simd(J->out, J->in, w->h, w->kind, J->bias, J->n, J->d_in, J->d_out, j0, j1, panel);
 }
 
-static bool matmul_split(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias,
+static bool matmul_split(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias,
                          int32_t n, int32_t d_in, int32_t d_out, bool nt) {
     if (!lt_par_worth((int64_t)n * d_in * d_out)) return false;
-    matmul_job job = {s, out, in, bias, w, n, d_in, d_out, nt};
+    matmul_job job = {p, out, in, bias, w, n, d_in, d_out, nt};
     lt_par_run(matmul_part, &job);
     return true;
 }
 
-/* Attention split by heads; each part has its own row of scratch (s->att_row: parts x n_ctx) and
+/* Attention split by heads; each part has its own row of scratch (p->att_row: parts x n_ctx) and
  * its own room for a head's keys and values (kv: parts x kv_stride, or NULL). */
 typedef struct {
     float *out, *scores, *pattern, *scratch, *kv;
@@ -95,38 +95,38 @@ static float *attention_kv_room(int32_t parts, const lt_attn_dims *d, size_t *pe
 }
 
 /* out[n, d_out] = in @ w + bias, whatever w is stored as */
-void lt_matmul(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
+void lt_matmul(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
                int32_t d_in, int32_t d_out) {
 #ifdef LT_THREADS
-    if (matmul_split(s, out, in, w, bias, n, d_in, d_out, false)) return;
+    if (matmul_split(p, out, in, w, bias, n, d_in, d_out, false)) return;
 #endif
-    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, s->q8_x, s->q8_s);
+    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, bias, n, d_in, d_out, p->q8_x, p->q8_s);
     else if (w->f) lt_k_matmul_packed(out, in, w->f, bias, n, d_in, d_out);
-    else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, s->panel);
+    else lt_k_matmul_packed_h(out, in, w->h, w->kind, bias, n, d_in, d_out, p->panel);
 }
 
-void lt_matmul_nt(lt_session *s, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
+void lt_matmul_nt(lt_pass *p, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
                   int32_t d_out) {
 #ifdef LT_THREADS
-    if (matmul_split(s, out, in, w, NULL, n, d_in, d_out, true)) return;
+    if (matmul_split(p, out, in, w, NULL, n, d_in, d_out, true)) return;
 #endif
-    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, NULL, n, d_in, d_out, s->q8_x, s->q8_s);
+    if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, NULL, n, d_in, d_out, p->q8_x, p->q8_s);
     else if (w->f) lt_k_matmul_nt(out, in, w->f, n, d_in, d_out);
-    else lt_k_matmul_nt_h(out, in, w->h, w->kind, n, d_in, d_out, s->panel);
+    else lt_k_matmul_nt_h(out, in, w->h, w->kind, n, d_in, d_out, p->panel);
 }
 
-void lt_attention(lt_session *s, float *out, float *scores, float *pattern, const float *q, const float *k,
+void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const lt_attn_dims *d) {
     size_t per_part;
 #ifdef LT_THREADS
     if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
         float *kv = attention_kv_room(lt_par_parts(), d, &per_part);
-        attention_job job = {out, scores, pattern, s->att_row, kv, q, k, v, d, s->model->n_ctx, per_part};
+        attention_job job = {out, scores, pattern, p->att_row, kv, q, k, v, d, p->model->n_ctx, per_part};
         lt_par_run(attention_part, &job);
         return;
     }
 #endif
-    lt_k_attention_kv(out, scores, pattern, q, k, v, d, s->att_row, attention_kv_room(1, d, &per_part));
+    lt_k_attention_kv(out, scores, pattern, q, k, v, d, p->att_row, attention_kv_room(1, d, &per_part));
 }
 
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {
@@ -146,9 +146,9 @@ void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t 
     }
 }
 
-void lt_linear(lt_session *s, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
+void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
                int32_t d_out) {
-    lt_matmul_nt(s, out, in, w, n, d_in, d_out);
+    lt_matmul_nt(p, out, in, w, n, d_in, d_out);
     if (bias)
         for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
 }

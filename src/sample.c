@@ -40,7 +40,7 @@ static int32_t check_sampling(const lt_session *s, lt_sampling_params sp) {
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "top_k must be >= 0 (0 keeps every token), not %d", (int)sp.top_k);
     if (!(sp.top_p > 0.0f && sp.top_p <= 1.0f))
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "top_p must be in (0, 1], not %g", (double)sp.top_p);
-    if (!s->n_past)
+    if (!s->pass.n_past)
         return lt_fail(LT_ERR_STATE, "no logits yet: run a forward pass first");
     return LT_OK;
 }
@@ -57,8 +57,8 @@ int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
     if (!s || !probs) return lt_fail(LT_ERR_INVALID_ARGUMENT, "probs: missing argument");
     int32_t rc = check_sampling(s, sp);
     if (rc) return rc;
-    const int32_t V = s->model->n_vocab;
-    const float *logits = s->logits;
+    const int32_t V = s->pass.model->n_vocab;
+    const float *logits = s->pass.logits;
     const int32_t best = argmax(logits, V);
     if (sp.temperature == 0.0f) {
         for (int32_t i = 0; i < V; i++) probs[i] = 0.0f;
@@ -100,7 +100,7 @@ int32_t lt_session_sample(lt_session *s, lt_sampling_params sp, int32_t *out_id)
      * would there, so a seed gives the same tokens whatever the mix of greedy and sampled steps */
     if (s && check_sampling(s, sp) == LT_OK && sp.temperature == 0.0f) {
         (void)next_u64(&s->rng);
-        *out_id = argmax(s->logits, s->model->n_vocab);
+        *out_id = argmax(s->pass.logits, s->pass.model->n_vocab);
         return LT_OK;
     }
     int32_t rc = lt_session_probs(s, sp, s ? s->sample_probs : NULL);
@@ -109,7 +109,7 @@ int32_t lt_session_sample(lt_session *s, lt_sampling_params sp, int32_t *out_id)
     const double u = (double)(next_u64(&s->rng) >> 11) * 0x1.0p-53;
     double cum = 0.0;
     int32_t last = 0;
-    for (int32_t i = 0; i < s->model->n_vocab; i++) {
+    for (int32_t i = 0; i < s->pass.model->n_vocab; i++) {
         if (p[i] <= 0.0f) continue;
         cum += p[i];
         last = i;

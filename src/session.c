@@ -19,7 +19,7 @@ lt_session_params lt_session_default_params(void) {
 
 static size_t n_slots(const lt_model *m) { return (size_t)m->n_hooks * (size_t)m->max_layers; }
 
-static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) { return lt_slot(s, hook, layer); }
+static lt_capture_slot *slot(const lt_session *s, int32_t hook, int32_t layer) { return lt_slot(&s->pass, hook, layer); }
 
 /* How many tensors a hook names: one per layer of its stack, one, or none (a hook this model
  * does not have, such as the final norm of a post-LN encoder); counted at load. */
@@ -37,33 +37,33 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
     bool ok = s && lt_mul_size((size_t)m->n_layer * (size_t)m->n_ctx, (size_t)m->d_model, &cache) &&
               lt_mul_size(cache, sizeof(float), &cache);
     if (ok) {
-        s->model = m;
+        s->pass.model = m;
         s->params = params;
         s->rng = params.seed;
         s->tokens = malloc((size_t)m->n_ctx * sizeof *s->tokens);
-        s->k_cache = malloc(cache);
-        s->v_cache = malloc(cache);
-        s->logits = malloc((size_t)m->n_vocab * sizeof(float));
+        s->pass.k_cache = malloc(cache);
+        s->pass.v_cache = malloc(cache);
+        s->pass.logits = malloc((size_t)m->n_vocab * sizeof(float));
         /* the per-thread scratch below comes once per part of a split job (parallel.h) */
         const size_t parts = (size_t)lt_par_parts();
-        s->att_row = malloc(parts * (size_t)m->n_ctx * sizeof(float));
-        s->slots = calloc(n_slots(m), sizeof *s->slots);
+        s->pass.att_row = malloc(parts * (size_t)m->n_ctx * sizeof(float));
+        s->pass.slots = calloc(n_slots(m), sizeof *s->pass.slots);
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));
         s->logits_backup = malloc((size_t)m->n_vocab * sizeof(float));
         const size_t widest = lt_widest_row(m);
-        s->panel = malloc(parts * LT_PANEL * widest * sizeof(float));
-        s->q8_x = malloc(parts * widest * sizeof *s->q8_x);
-        s->q8_s = malloc(parts * (widest / LT_Q8_BLOCK + 1) * sizeof *s->q8_s);
-        ok = s->tokens && s->k_cache && s->v_cache && s->logits && s->att_row && s->slots &&
-             s->sample_probs && s->sample_order && s->logits_backup && s->panel && s->q8_x && s->q8_s;
+        s->pass.panel = malloc(parts * LT_PANEL * widest * sizeof(float));
+        s->pass.q8_x = malloc(parts * widest * sizeof *s->pass.q8_x);
+        s->pass.q8_s = malloc(parts * (widest / LT_Q8_BLOCK + 1) * sizeof *s->pass.q8_s);
+        ok = s->tokens && s->pass.k_cache && s->pass.v_cache && s->pass.logits && s->pass.att_row && s->pass.slots &&
+             s->sample_probs && s->sample_order && s->logits_backup && s->pass.panel && s->pass.q8_x && s->pass.q8_s;
     }
     if (ok && is_encoder_decoder(m)) {
-        s->src_tokens = malloc((size_t)m->n_ctx * sizeof *s->src_tokens);
-        s->src_valid = malloc((size_t)m->n_ctx);
-        s->cross_k = malloc(cache);
-        s->cross_v = malloc(cache);
-        ok = s->src_tokens && s->src_valid && s->cross_k && s->cross_v;
+        s->pass.src_tokens = malloc((size_t)m->n_ctx * sizeof *s->pass.src_tokens);
+        s->pass.src_valid = malloc((size_t)m->n_ctx);
+        s->pass.cross_k = malloc(cache);
+        s->pass.cross_v = malloc(cache);
+        ok = s->pass.src_tokens && s->pass.src_valid && s->pass.cross_k && s->pass.cross_v;
         cache *= 2;
     }
     if (!ok) {
@@ -77,35 +77,35 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
 
 void lt_session_free(lt_session *s) {
     if (!s) return;
-    if (s->slots)
-        for (size_t i = 0; i < n_slots(s->model); i++) free(s->slots[i].data);
-    free(s->slots);
+    if (s->pass.slots)
+        for (size_t i = 0; i < n_slots(s->pass.model); i++) free(s->pass.slots[i].data);
+    free(s->pass.slots);
     lt_edits_free(s);
     free(s->tokens);
-    free(s->k_cache);
-    free(s->v_cache);
-    free(s->logits);
-    free(s->att_row);
+    free(s->pass.k_cache);
+    free(s->pass.v_cache);
+    free(s->pass.logits);
+    free(s->pass.att_row);
     free(s->scratch);
     free(s->sample_probs);
     free(s->sample_order);
     free(s->logits_backup);
-    free(s->final_rows);
-    free(s->panel);
-    free(s->q8_x);
-    free(s->q8_s);
-    free(s->src_tokens);
-    free(s->src_valid);
-    free(s->cross_k);
-    free(s->cross_v);
+    free(s->pass.final_rows);
+    free(s->pass.panel);
+    free(s->pass.q8_x);
+    free(s->pass.q8_s);
+    free(s->pass.src_tokens);
+    free(s->pass.src_valid);
+    free(s->pass.cross_k);
+    free(s->pass.cross_v);
     lt_buf_free(&s->list_json);
     free(s);
 }
 
 /* Forget the captures of one stage's hooks (a new pass), or of all (a new source). */
 static void invalidate_captures(lt_session *s, bool all) {
-    const lt_model *m = s->model;
-    s->logits_pending = 0;
+    const lt_model *m = s->pass.model;
+    s->pass.logits_pending = 0;
     for (int32_t h = 0; h < m->n_hooks; h++)
         if (all || m->hooks[h].stage == LT_STAGE_PASS)
             for (int32_t l = 0; l < m->max_layers; l++) slot(s, h, l)->valid = false;
@@ -113,7 +113,7 @@ static void invalidate_captures(lt_session *s, bool all) {
 
 int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
     if (!s || !patterns) return lt_fail(LT_ERR_INVALID_ARGUMENT, "set_capture: no session or patterns");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     bool *want = calloc(n_slots(m), sizeof *want);
     if (!want) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     const char *p = patterns;
@@ -139,7 +139,7 @@ int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
         p += len;
     }
     for (size_t i = 0; i < n_slots(m); i++) {
-        lt_capture_slot *c = &s->slots[i];
+        lt_capture_slot *c = &s->pass.slots[i];
         c->wanted = want[i];
         c->valid = false;
         if (!c->wanted) {
@@ -153,7 +153,7 @@ int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
 }
 
 static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_t n, int32_t n_src) {
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     switch (dim) {
     case LT_DIM_SRC_POS: return n_src;
     case LT_DIM_POS: return n;
@@ -174,7 +174,7 @@ static int32_t dim_value(const lt_session *s, lt_dim dim, int32_t n_past, int32_
  * positions; false on overflow. */
 static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_t n, int32_t n_src,
                        int32_t shape[LT_MAX_DIMS], size_t *numel) {
-    const lt_hook_def *h = &s->model->hooks[hook];
+    const lt_hook_def *h = &s->pass.model->hooks[hook];
     *numel = 1;
     for (int32_t i = 0; i < h->ndim; i++) {
         shape[i] = dim_value(s, h->dims[i], n_past, n, n_src);
@@ -186,7 +186,7 @@ static bool hook_shape(const lt_session *s, int32_t hook, int32_t n_past, int32_
 /* Size every buffer a pass of n positions (a decoder pass, or an encoder pass over a source of
  * n_src = n positions) needs; on failure nothing observable changes. */
 static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_src) {
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     if (n > s->scratch_rows) {
         /* x, xn, z, tmp: d_model each; qkv: 3 d_model; h: d_mlp (2 d_mlp when gated) */
         size_t per_row = 7 * (size_t)m->d_model + (size_t)m->h_width, total;
@@ -200,12 +200,12 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
         s->scratch = block;
         s->scratch_rows = n;
         size_t nd = (size_t)n * m->d_model;
-        s->x = block;
-        s->xn = s->x + nd;
-        s->z = s->xn + nd;
-        s->tmp = s->z + nd;
-        s->qkv = s->tmp + nd;
-        s->h = s->qkv + 3 * nd;
+        s->pass.x = block;
+        s->pass.xn = s->pass.x + nd;
+        s->pass.z = s->pass.xn + nd;
+        s->pass.tmp = s->pass.z + nd;
+        s->pass.qkv = s->pass.tmp + nd;
+        s->pass.h = s->pass.qkv + 3 * nd;
     }
     /* captures: check the total against the limit before allocating any of it */
     uint64_t total = 0;
@@ -214,7 +214,7 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             if (!slot(s, h, l)->wanted || m->hooks[h].stage != stage) continue;
-            if (!hook_shape(s, h, s->n_past, n, n_src, shape, &numel))
+            if (!hook_shape(s, h, s->pass.n_past, n, n_src, shape, &numel))
                 return lt_fail(LT_ERR_OUT_OF_MEMORY, "captured tensors too large");
             total += (uint64_t)numel * sizeof(float);
         }
@@ -232,16 +232,16 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
                        "session's limit of %s: capture fewer tensors or fewer positions",
                        n, lt_bytes((double)total).text, lt_bytes((double)s->params.max_capture_bytes).text);
     if (keep_final && n > s->final_cap) {
-        float *p = realloc(s->final_rows, (size_t)n * (size_t)m->d_model * sizeof(float));
+        float *p = realloc(s->pass.final_rows, (size_t)n * (size_t)m->d_model * sizeof(float));
         if (!p) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory for captured tensors");
-        s->final_rows = p;
+        s->pass.final_rows = p;
         s->final_cap = n;
     }
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);
             if (!c->wanted || m->hooks[h].stage != stage) continue;
-            hook_shape(s, h, s->n_past, n, n_src, shape, &numel);
+            hook_shape(s, h, s->pass.n_past, n, n_src, shape, &numel);
             if (numel > c->cap) {
                 float *p = realloc(c->data, (numel ? numel : 1) * sizeof(float));
                 if (!p)
@@ -264,15 +264,15 @@ static bool all_finite(const float *x, size_t n) {
  * residual stream of every position, the last logits), or NULL. The captured logits of the
  * other positions are checked when they are computed, on first read. */
 static const char *first_non_finite(const lt_session *s, int32_t n) {
-    const lt_model *m = s->model;
-    if (!all_finite(s->x, (size_t)n * m->d_model)) return "the residual stream";
-    if (!all_finite(s->logits, (size_t)m->n_vocab)) return "a logit";
+    const lt_model *m = s->pass.model;
+    if (!all_finite(s->pass.x, (size_t)n * m->d_model)) return "the residual stream";
+    if (!all_finite(s->pass.logits, (size_t)m->n_vocab)) return "a logit";
     return NULL;
 }
 
 /* After a successful pass of one stage: its captured slots become readable, with their shapes. */
 static void finish_captures(lt_session *s, lt_stage stage, int32_t n_past, int32_t n, int32_t n_src) {
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     for (int32_t h = 0; h < m->n_hooks; h++)
         for (int32_t l = 0; l < n_layers_of(m, h); l++) {
             lt_capture_slot *c = slot(s, h, l);
@@ -287,44 +287,44 @@ static void finish_captures(lt_session *s, lt_stage stage, int32_t n_past, int32
 int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     if (!s || !ids || n < 1)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "forward: no session, or no tokens to run");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     for (int32_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= m->n_vocab)
             return lt_fail(LT_ERR_OUT_OF_RANGE,
                            "token id %d (at index %d) is outside the vocabulary [0, %d)", (int)ids[i],
                            (int)i, (int)m->n_vocab);
-    if (n > m->n_ctx - s->n_past)
+    if (n > m->n_ctx - s->pass.n_past)
         return lt_fail(LT_ERR_OUT_OF_RANGE,
                        "%d more tokens do not fit: the session holds %d of the model's %d-token "
-                       "context", (int)n, (int)s->n_past, (int)m->n_ctx);
-    if (is_encoder_decoder(m) && !s->n_src)
+                       "context", (int)n, (int)s->pass.n_past, (int)m->n_ctx);
+    if (is_encoder_decoder(m) && !s->pass.n_src)
         return lt_fail(LT_ERR_STATE, "this is an encoder-decoder model: encode a source sentence before "
                                      "running the decoder");
-    int32_t rc = prepare_pass(s, n, LT_STAGE_PASS, s->n_src);
+    int32_t rc = prepare_pass(s, n, LT_STAGE_PASS, s->pass.n_src);
     if (rc) return rc;
     invalidate_captures(s, false);
     /* keep the last logits: a pass whose numbers overflow is undone (see below) */
-    memcpy(s->logits_backup, s->logits, (size_t)m->n_vocab * sizeof(float));
-    m->ops->forward(s, ids, n);
+    memcpy(s->logits_backup, s->pass.logits, (size_t)m->n_vocab * sizeof(float));
+    m->ops->forward(&s->pass, ids, n);
     const char *bad = first_non_finite(s, n);
     if (bad) {
         /* finite but enormous weights can overflow f32: refuse rather than show garbage. Only
          * KV rows past n_past were written, so the session is as it was. */
-        memcpy(s->logits, s->logits_backup, (size_t)m->n_vocab * sizeof(float));
+        memcpy(s->pass.logits, s->logits_backup, (size_t)m->n_vocab * sizeof(float));
         return lt_fail(LT_ERR_FORMAT,
                        "the model's activations overflowed (%s is not a finite number): its "
                        "weights are too large to compute with", bad);
     }
-    finish_captures(s, LT_STAGE_PASS, s->n_past, n, s->n_src);
-    memcpy(s->tokens + s->n_past, ids, (size_t)n * sizeof *ids);
-    s->n_past += n;
+    finish_captures(s, LT_STAGE_PASS, s->pass.n_past, n, s->pass.n_src);
+    memcpy(s->tokens + s->pass.n_past, ids, (size_t)n * sizeof *ids);
+    s->pass.n_past += n;
     return LT_OK;
 }
 
 int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
     if (!s || !ids || n < 1)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "encode: no session, or no source tokens");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     if (!is_encoder_decoder(m))
         return lt_fail(LT_ERR_STATE, "encode: this model has no encoder (it is decoder-only)");
     if (n > m->n_ctx)
@@ -342,78 +342,78 @@ int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
     int32_t rc = prepare_pass(s, n, LT_STAGE_ENCODE, n);
     if (rc) return rc;
     /* a new source starts a new target: the old decoder state means nothing any more */
-    s->n_past = 0;
+    s->pass.n_past = 0;
     invalidate_captures(s, true);
     for (int32_t i = 0; i < n; i++) {
-        s->src_tokens[i] = ids[i];
-        s->src_valid[i] = ids[i] != m->pad_id;
+        s->pass.src_tokens[i] = ids[i];
+        s->pass.src_valid[i] = ids[i] != m->pad_id;
     }
-    m->ops->encode(s, n);
+    m->ops->encode(&s->pass, n);
     const size_t rows = (size_t)n * m->d_model;
-    bool finite = all_finite(s->x, rows);
+    bool finite = all_finite(s->pass.x, rows);
     for (int32_t l = 0; l < m->n_layer && finite; l++) {
         const size_t at = (size_t)l * m->n_ctx * m->d_model;
-        finite = all_finite(s->cross_k + at, rows) && all_finite(s->cross_v + at, rows);
+        finite = all_finite(s->pass.cross_k + at, rows) && all_finite(s->pass.cross_v + at, rows);
     }
     if (!finite) {
-        s->n_src = 0;
+        s->pass.n_src = 0;
         invalidate_captures(s, true);
         return lt_fail(LT_ERR_FORMAT, "the encoder's activations overflowed (not finite numbers): the "
                                       "model's weights are too large to compute with; the session holds no source");
     }
-    s->n_src = n;
+    s->pass.n_src = n;
     finish_captures(s, LT_STAGE_ENCODE, 0, 0, n);
     return LT_OK;
 }
 
-int32_t lt_session_n_src(const lt_session *s) { return s ? s->n_src : 0; }
-const int32_t *lt_session_src_tokens(const lt_session *s) { return s ? s->src_tokens : NULL; }
+int32_t lt_session_n_src(const lt_session *s) { return s ? s->pass.n_src : 0; }
+const int32_t *lt_session_src_tokens(const lt_session *s) { return s ? s->pass.src_tokens : NULL; }
 
 int32_t lt_session_step(lt_session *s, int32_t id) { return lt_session_forward(s, &id, 1); }
 
 int32_t lt_session_rewind(lt_session *s, int32_t pos) {
     if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "rewind: no session");
-    if (pos < 0 || pos > s->n_past)
+    if (pos < 0 || pos > s->pass.n_past)
         return lt_fail(LT_ERR_OUT_OF_RANGE, "rewind: position %d is outside [0, %d]", (int)pos,
-                       (int)s->n_past);
+                       (int)s->pass.n_past);
     if (pos == 0) {
         lt_session_reset(s);
         return LT_OK;
     }
     /* rerun the last kept token: its KV rows are recomputed identically, and its logits and
      * captures come back as they were */
-    const int32_t old = s->n_past;
-    s->n_past = pos - 1;
+    const int32_t old = s->pass.n_past;
+    s->pass.n_past = pos - 1;
     int32_t rc = lt_session_step(s, s->tokens[pos - 1]);
-    if (rc) s->n_past = old;
+    if (rc) s->pass.n_past = old;
     return rc;
 }
 
 void lt_session_reset(lt_session *s) {
     if (!s) return;
-    s->n_past = 0;
+    s->pass.n_past = 0;
     invalidate_captures(s, false);
 }
 
-int32_t lt_session_n_past(const lt_session *s) { return s ? s->n_past : 0; }
+int32_t lt_session_n_past(const lt_session *s) { return s ? s->pass.n_past : 0; }
 const int32_t *lt_session_tokens(const lt_session *s) { return s ? s->tokens : NULL; }
-const float *lt_session_logits(const lt_session *s) { return s && s->n_past ? s->logits : NULL; }
+const float *lt_session_logits(const lt_session *s) { return s && s->pass.n_past ? s->pass.logits : NULL; }
 
 int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
                           int32_t shape[LT_MAX_DIMS], int32_t *ndim) {
     if (!s || !name || !data || !shape || !ndim)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "tensor: missing argument");
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     int32_t h, l;
     if (!lt_hook_find(m, name, &h, &l))
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "no tensor is named \"%.100s\"", name);
     lt_capture_slot *c = slot(s, h, l);
-    if (c->valid && h == m->hook_logits && s->logits_pending) {
+    if (c->valid && h == m->hook_logits && s->pass.logits_pending) {
         /* the logits of every position of the last pass, computed now from its kept
          * final-norm rows, exactly as the pass computes the last one */
-        const int32_t rows = s->logits_pending;
-        s->logits_pending = 0;
-        m->ops->unembed(s, c->data, s->final_rows, rows);
+        const int32_t rows = s->pass.logits_pending;
+        s->pass.logits_pending = 0;
+        m->ops->unembed(&s->pass, c->data, s->pass.final_rows, rows);
         if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
             c->valid = false;
             return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "
@@ -434,7 +434,7 @@ int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
 
 const char *lt_session_list_tensors(lt_session *s) {
     if (!s) return NULL;
-    const lt_model *m = s->model;
+    const lt_model *m = s->pass.model;
     lt_buf *b = &s->list_json;
     b->len = 0;
     b->failed = false;

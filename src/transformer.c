@@ -263,61 +263,61 @@ static const sub_hooks DEC_FFN = {NONE, NONE, NONE, NONE, NONE, NONE, LT_T_DEC_M
                                   LT_T_DEC_MLP_OUT, LT_T_DEC_LN3, LT_T_DEC_RESID_POST, LT_T_DEC_LN3_SCALE};
 
 /* Where to write a hook, or NULL (not captured, or not a hook of this sublayer). */
-static float *target(lt_session *s, int32_t hook, int32_t l) { return hook >= 0 ? lt_capture(s, hook, l) : NULL; }
+static float *target(lt_pass *p, int32_t hook, int32_t l) { return hook >= 0 ? lt_capture(p, hook, l) : NULL; }
 
 
 /* Add & Norm, first half: the input the sublayer reads (pre-LN normalises it into xn). */
-static const float *sublayer_in(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
-    const lt_model *m = s->model;
-    if (!m->pre_ln) return s->x;
-    lt_capture_ln_scale(s, hk->scale, l, s->x, n, m->d_model);
-    lt_k_layernorm(s->xn, s->x, ln->w, ln->b, n, m->d_model, m->ln_eps);
-    lt_hook_rows(s, hk->ln, l, s->xn, n, m->d_model, 0, m->d_model);
-    return s->xn;
+static const float *sublayer_in(lt_pass *p, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = p->model;
+    if (!m->pre_ln) return p->x;
+    lt_capture_ln_scale(p, hk->scale, l, p->x, n, m->d_model);
+    lt_k_layernorm(p->xn, p->x, ln->w, ln->b, n, m->d_model, m->ln_eps);
+    lt_hook_rows(p, hk->ln, l, p->xn, n, m->d_model, 0, m->d_model);
+    return p->xn;
 }
 
 /* Add & Norm, second half: x += out (pre-LN), or x = LN(x + out) (post-LN). */
-static void sublayer_out(lt_session *s, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
-    const lt_model *m = s->model;
+static void sublayer_out(lt_pass *p, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = p->model;
     const int32_t d = m->d_model;
-    lt_hook_rows(s, hk->out, l, s->tmp, n, d, 0, d);
-    lt_k_add(s->x, s->tmp, (int64_t)n * d);
+    lt_hook_rows(p, hk->out, l, p->tmp, n, d, 0, d);
+    lt_k_add(p->x, p->tmp, (int64_t)n * d);
     if (!m->pre_ln) {
-        lt_capture_ln_scale(s, hk->scale, l, s->x, n, d);
-        lt_k_layernorm(s->x, s->x, ln->w, ln->b, n, d, m->ln_eps);
-        lt_hook_rows(s, hk->ln, l, s->x, n, d, 0, d);
+        lt_capture_ln_scale(p, hk->scale, l, p->x, n, d);
+        lt_k_layernorm(p->x, p->x, ln->w, ln->b, n, d, m->ln_eps);
+        lt_hook_rows(p, hk->ln, l, p->x, n, d, 0, d);
     }
-    lt_hook_rows(s, hk->resid, l, s->x, n, d, 0, d);
+    lt_hook_rows(p, hk->resid, l, p->x, n, d, 0, d);
 }
 
 /* The attention core shared by all three attentions: q [n, q_stride] against k and v rows,
- * then the output projection into s->tmp. */
-static void attend(lt_session *s, const lt_mha *a, const sub_hooks *hk, int32_t l, const float *q,
+ * then the output projection into p->tmp. */
+static void attend(lt_pass *p, const lt_mha *a, const sub_hooks *hk, int32_t l, const float *q,
                    const float *k, const float *v, const lt_attn_dims *ad) {
-    const lt_model *m = s->model;
+    const lt_model *m = p->model;
     const int32_t d = m->d_model;
-    if (s->n_edits && (lt_edits_at(s, hk->scores, l) || lt_edits_at(s, hk->pattern, l)))
-        lt_edited_attention(s, s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad, hk->scores,
+    if (p->n_edits && (lt_edits_at(p, hk->scores, l) || lt_edits_at(p, hk->pattern, l)))
+        lt_edited_attention(p, p->z, target(p, hk->scores, l), target(p, hk->pattern, l), q, k, v, ad, hk->scores,
                             hk->pattern, l);
     else
-        lt_attention(s, s->z, target(s, hk->scores, l), target(s, hk->pattern, l), q, k, v, ad);
-    lt_hook_rows(s, hk->z, l, s->z, ad->n_q, d, 0, d);
-    lt_matmul(s, s->tmp, s->z, &a->out_w, a->out_b, ad->n_q, d, d);
+        lt_attention(p, p->z, target(p, hk->scores, l), target(p, hk->pattern, l), q, k, v, ad);
+    lt_hook_rows(p, hk->z, l, p->z, ad->n_q, d, 0, d);
+    lt_matmul(p, p->tmp, p->z, &a->out_w, a->out_b, ad->n_q, d, d);
 }
 
 /* Self-attention of n rows, keys and values from `kc`/`vc` rows [0, n_kv) after writing the new
  * rows at p0 (the decoder's cache) or straight from the projection (the encoder). */
-static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, const sub_hooks *hk, int32_t l,
+static void self_attention(lt_pass *p, const lt_mha *a, const lt_ln *ln, const sub_hooks *hk, int32_t l,
                            int32_t n, float *kc, float *vc, int32_t p0, bool causal) {
-    const lt_model *m = s->model;
+    const lt_model *m = p->model;
     const int32_t d = m->d_model;
-    const float *in = sublayer_in(s, ln, hk, l, n);
-    float *q = s->qkv, *kv = s->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
-    lt_matmul(s, q, in, &a->q_w, a->q_b, n, d, d);
-    lt_matmul(s, kv, in, &a->kv_w, a->kv_b, n, d, 2 * d);
-    lt_hook_rows(s, hk->q, l, q, n, d, 0, d);
-    lt_hook_rows(s, hk->k, l, kv, n, 2 * d, 0, d);
-    lt_hook_rows(s, hk->v, l, kv, n, 2 * d, d, d);
+    const float *in = sublayer_in(p, ln, hk, l, n);
+    float *q = p->qkv, *kv = p->qkv + (size_t)n * d; /* q [n, d], then kv [n, 2d] */
+    lt_matmul(p, q, in, &a->q_w, a->q_b, n, d, d);
+    lt_matmul(p, kv, in, &a->kv_w, a->kv_b, n, d, 2 * d);
+    lt_hook_rows(p, hk->q, l, q, n, d, 0, d);
+    lt_hook_rows(p, hk->k, l, kv, n, 2 * d, 0, d);
+    lt_hook_rows(p, hk->v, l, kv, n, 2 * d, d, d);
     lt_attn_dims ad = {.n_q = n, .n_head = m->n_head, .d_head = m->d_head, .q_stride = d, .out_stride = d,
                        .scale = 1.0f / sqrtf((float)m->d_head)};
     if (kc) { /* decoder: append to the cache, attend causally over everything so far */
@@ -329,107 +329,107 @@ static void self_attention(lt_session *s, const lt_mha *a, const lt_ln *ln, cons
         ad.kv_stride = d;
         ad.causal = causal;
         ad.q_offset = p0;
-        attend(s, a, hk, l, q, kc, vc, &ad);
+        attend(p, a, hk, l, q, kc, vc, &ad);
     } else { /* encoder: every source position, padding masked */
         ad.n_kv = n;
         ad.kv_stride = 2 * d;
-        ad.key_valid = s->src_valid;
-        attend(s, a, hk, l, q, kv, kv + d, &ad);
+        ad.key_valid = p->src_valid;
+        attend(p, a, hk, l, q, kv, kv + d, &ad);
     }
-    sublayer_out(s, ln, hk, l, n);
+    sublayer_out(p, ln, hk, l, n);
 }
 
-static void ffn(lt_session *s, const lt_ffn *f, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
-    const lt_model *m = s->model;
+static void ffn(lt_pass *p, const lt_ffn *f, const lt_ln *ln, const sub_hooks *hk, int32_t l, int32_t n) {
+    const lt_model *m = p->model;
     const int32_t d = m->d_model, dm = m->d_mlp;
-    const float *in = sublayer_in(s, ln, hk, l, n);
-    lt_matmul(s, s->h, in, &f->fc_w, f->fc_b, n, d, dm);
-    lt_hook_rows(s, hk->pre, l, s->h, n, dm, 0, dm);
-    lt_activate(m->act, s->h, (int64_t)n * dm);
-    lt_hook_rows(s, hk->post, l, s->h, n, dm, 0, dm);
-    lt_matmul(s, s->tmp, s->h, &f->proj_w, f->proj_b, n, dm, d);
-    sublayer_out(s, ln, hk, l, n);
+    const float *in = sublayer_in(p, ln, hk, l, n);
+    lt_matmul(p, p->h, in, &f->fc_w, f->fc_b, n, d, dm);
+    lt_hook_rows(p, hk->pre, l, p->h, n, dm, 0, dm);
+    lt_activate(m->act, p->h, (int64_t)n * dm);
+    lt_hook_rows(p, hk->post, l, p->h, n, dm, 0, dm);
+    lt_matmul(p, p->tmp, p->h, &f->proj_w, f->proj_b, n, dm, d);
+    sublayer_out(p, ln, hk, l, n);
 }
 
 /* x = embedding * scale + position, each part through its hook. */
-static void embed(lt_session *s, const lt_mat *table, const float *pos, const int32_t *ids, int32_t n,
+static void embed(lt_pass *p, const lt_mat *table, const float *pos, const int32_t *ids, int32_t n,
                   int32_t p0, int32_t hook_embed, int32_t hook_pos) {
-    const lt_model *m = s->model;
+    const lt_model *m = p->model;
     const int32_t d = m->d_model;
     const size_t nd = (size_t)n * d;
-    lt_embed_rows(s->x, table, ids, n, d);
-    for (size_t i = 0; i < nd; i++) s->x[i] *= m->embed_scale;
-    lt_hook_rows(s, hook_embed, 0, s->x, n, d, 0, d);
+    lt_embed_rows(p->x, table, ids, n, d);
+    for (size_t i = 0; i < nd; i++) p->x[i] *= m->embed_scale;
+    lt_hook_rows(p, hook_embed, 0, p->x, n, d, 0, d);
     const float *pe = pos + (size_t)p0 * d;
-    if (s->n_edits) { /* the position rows are the model's: edit a copy */
-        memcpy(s->tmp, pe, nd * sizeof(float));
-        pe = s->tmp;
-        lt_hook_rows(s, hook_pos, 0, s->tmp, n, d, 0, d);
+    if (p->n_edits) { /* the position rows are the model's: edit a copy */
+        memcpy(p->tmp, pe, nd * sizeof(float));
+        pe = p->tmp;
+        lt_hook_rows(p, hook_pos, 0, p->tmp, n, d, 0, d);
     } else {
-        lt_capture_rows(s, hook_pos, 0, pe, n, d, 0, d);
+        lt_capture_rows(p, hook_pos, 0, pe, n, d, 0, d);
     }
-    lt_k_add(s->x, pe, (int64_t)nd);
+    lt_k_add(p->x, pe, (int64_t)nd);
 }
 
-static void encode(lt_session *s, int32_t n) {
-    const lt_model *m = s->model;
+static void encode(lt_pass *p, int32_t n) {
+    const lt_model *m = p->model;
     const int32_t d = m->d_model;
-    embed(s, &m->src_embed, m->src_pos, s->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
+    embed(p, &m->src_embed, m->src_pos, p->src_tokens, n, 0, LT_T_ENC_EMBED, LT_T_ENC_POS_EMBED);
     for (int32_t l = 0; l < m->n_enc_layer; l++) {
         const lt_enc_layer *y = &m->enc[l];
-        lt_hook_rows(s, LT_T_ENC_RESID_PRE, l, s->x, n, d, 0, d);
-        self_attention(s, &y->attn, &y->ln1, &ENC_ATTN, l, n, NULL, NULL, 0, false);
-        ffn(s, &y->ffn, &y->ln2, &ENC_FFN, l, n);
+        lt_hook_rows(p, LT_T_ENC_RESID_PRE, l, p->x, n, d, 0, d);
+        self_attention(p, &y->attn, &y->ln1, &ENC_ATTN, l, n, NULL, NULL, 0, false);
+        ffn(p, &y->ffn, &y->ln2, &ENC_FFN, l, n);
     }
     if (m->final_norm) {
-        lt_capture_ln_scale(s, LT_T_ENC_LN_FINAL_SCALE, 0, s->x, n, d);
-        lt_k_layernorm(s->x, s->x, m->enc_norm.w, m->enc_norm.b, n, d, m->ln_eps);
-        lt_hook_rows(s, LT_T_ENC_LN_FINAL, 0, s->x, n, d, 0, d);
+        lt_capture_ln_scale(p, LT_T_ENC_LN_FINAL_SCALE, 0, p->x, n, d);
+        lt_k_layernorm(p->x, p->x, m->enc_norm.w, m->enc_norm.b, n, d, m->ln_eps);
+        lt_hook_rows(p, LT_T_ENC_LN_FINAL, 0, p->x, n, d, 0, d);
     }
     /* the memory: every decoder layer's cross-attention keys and values, computed once */
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_mha *a = &m->dec[l].cross;
-        float *kv = s->qkv; /* [n, 2d] */
-        lt_matmul(s, kv, s->x, &a->kv_w, a->kv_b, n, d, 2 * d);
-        float *kc = s->cross_k + (size_t)l * m->n_ctx * d, *vc = s->cross_v + (size_t)l * m->n_ctx * d;
+        float *kv = p->qkv; /* [n, 2d] */
+        lt_matmul(p, kv, p->x, &a->kv_w, a->kv_b, n, d, 2 * d);
+        float *kc = p->cross_k + (size_t)l * m->n_ctx * d, *vc = p->cross_v + (size_t)l * m->n_ctx * d;
         for (int32_t t = 0; t < n; t++) {
             memcpy(kc + (size_t)t * d, kv + (size_t)t * 2 * d, (size_t)d * sizeof(float));
             memcpy(vc + (size_t)t * d, kv + (size_t)t * 2 * d + d, (size_t)d * sizeof(float));
         }
-        lt_hook_rows(s, LT_T_CROSS_K, l, kc, n, d, 0, d);
-        lt_hook_rows(s, LT_T_CROSS_V, l, vc, n, d, 0, d);
+        lt_hook_rows(p, LT_T_CROSS_K, l, kc, n, d, 0, d);
+        lt_hook_rows(p, LT_T_CROSS_V, l, vc, n, d, 0, d);
     }
 }
 
-static void decode(lt_session *s, const int32_t *ids, int32_t n) {
-    const lt_model *m = s->model;
-    const int32_t d = m->d_model, p0 = s->n_past;
-    embed(s, &m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
-    lt_attn_dims cross = {.n_q = n, .n_kv = s->n_src, .n_head = m->n_head, .d_head = m->d_head,
+static void decode(lt_pass *p, const int32_t *ids, int32_t n) {
+    const lt_model *m = p->model;
+    const int32_t d = m->d_model, p0 = p->n_past;
+    embed(p, &m->tgt_embed, m->tgt_pos, ids, n, p0, LT_T_DEC_EMBED, LT_T_DEC_POS_EMBED);
+    lt_attn_dims cross = {.n_q = n, .n_kv = p->n_src, .n_head = m->n_head, .d_head = m->d_head,
                           .q_stride = d, .kv_stride = d, .out_stride = d, .q_offset = p0, /* unmasked: for edits */
-                          .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = s->src_valid};
+                          .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = p->src_valid};
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_dec_layer *y = &m->dec[l];
         const size_t at = (size_t)l * m->n_ctx * d;
-        lt_hook_rows(s, LT_T_DEC_RESID_PRE, l, s->x, n, d, 0, d);
-        self_attention(s, &y->attn, &y->ln1, &DEC_ATTN, l, n, s->k_cache + at, s->v_cache + at, p0, true);
+        lt_hook_rows(p, LT_T_DEC_RESID_PRE, l, p->x, n, d, 0, d);
+        self_attention(p, &y->attn, &y->ln1, &DEC_ATTN, l, n, p->k_cache + at, p->v_cache + at, p0, true);
         /* cross-attention: queries from the decoder, keys and values from the encoder output */
-        const float *in = sublayer_in(s, &y->ln2, &CROSS_ATTN, l, n);
-        lt_matmul(s, s->qkv, in, &y->cross.q_w, y->cross.q_b, n, d, d);
-        lt_hook_rows(s, LT_T_CROSS_Q, l, s->qkv, n, d, 0, d);
-        attend(s, &y->cross, &CROSS_ATTN, l, s->qkv, s->cross_k + at, s->cross_v + at, &cross);
-        sublayer_out(s, &y->ln2, &CROSS_ATTN, l, n);
-        ffn(s, &y->ffn, &y->ln3, &DEC_FFN, l, n);
+        const float *in = sublayer_in(p, &y->ln2, &CROSS_ATTN, l, n);
+        lt_matmul(p, p->qkv, in, &y->cross.q_w, y->cross.q_b, n, d, d);
+        lt_hook_rows(p, LT_T_CROSS_Q, l, p->qkv, n, d, 0, d);
+        attend(p, &y->cross, &CROSS_ATTN, l, p->qkv, p->cross_k + at, p->cross_v + at, &cross);
+        sublayer_out(p, &y->ln2, &CROSS_ATTN, l, n);
+        ffn(p, &y->ffn, &y->ln3, &DEC_FFN, l, n);
     }
     /* the final norm (pre-LN models) in place */
     const lt_tail tail = {m->final_norm ? m->dec_norm.w : NULL, m->dec_norm.b, LT_T_DEC_LN_FINAL_SCALE, LT_T_DEC_LN_FINAL,
                           LT_T_LOGITS};
-    lt_output_tail(s, s->x, s->x, n, &tail);
+    lt_output_tail(p, p->x, p->x, n, &tail);
 }
 
-static void unembed(lt_session *s, float *out, const float *x, int32_t rows) {
-    const lt_model *m = s->model;
-    lt_matmul_nt(s, out, x, &m->unembed, rows, m->d_model, m->n_vocab);
+static void unembed(lt_pass *p, float *out, const float *x, int32_t rows) {
+    const lt_model *m = p->model;
+    lt_matmul_nt(p, out, x, &m->unembed, rows, m->d_model, m->n_vocab);
     if (m->unembed_b)
         for (int32_t r = 0; r < rows; r++) lt_k_add(out + (size_t)r * m->n_vocab, m->unembed_b, m->n_vocab);
 }
