@@ -360,6 +360,10 @@ void lt_wv_name(lt_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Append the names of block l of a LayerNorm model (GPT-2, GPT-NeoX, encoder-decoder) under the
+ * prefix pre ("", "encoder.", "decoder."): ln1 to ln{norms} .w and .b, attention's W_Q ... b_O
+ * under each of the n_attn names in attn ("attn", "cross_attn"), then the MLP's. */
+void lt_wv_block_names(lt_buf *b, const char *pre, int32_t l, int32_t norms, const char *const *attn, int32_t n_attn);
 
 /* A model family, chosen once at load by config.json's model_type (model.c's table): how to
  * read its checkpoint, describe it, and run it. The session calls these and nothing else of the

@@ -302,22 +302,11 @@ static bool weight(const lt_model *m, const char *name, lt_wview *v) {
     return true;
 }
 
-static const char *const ATTN_NAMES[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
-static const char *const MLP_NAMES[] = {"W_in", "b_in", "W_out", "b_out"};
-
 static void weight_names(const lt_model *m, lt_buf *b) {
+    static const char *const attn[] = {"attn"};
     lt_wv_name(b, "W_E");
     lt_wv_name(b, "W_pos");
-    for (int32_t l = 0; l < m->n_layer; l++) {
-        for (int k = 1; k <= 2; k++) {
-            lt_wv_name(b, "blocks.%d.ln%d.w", (int)l, k);
-            lt_wv_name(b, "blocks.%d.ln%d.b", (int)l, k);
-        }
-        for (size_t i = 0; i < sizeof ATTN_NAMES / sizeof ATTN_NAMES[0]; i++)
-            lt_wv_name(b, "blocks.%d.attn.%s", (int)l, ATTN_NAMES[i]);
-        for (size_t i = 0; i < sizeof MLP_NAMES / sizeof MLP_NAMES[0]; i++)
-            lt_wv_name(b, "blocks.%d.mlp.%s", (int)l, MLP_NAMES[i]);
-    }
+    for (int32_t l = 0; l < m->n_layer; l++) lt_wv_block_names(b, "", l, 2, attn, 1);
     lt_wv_name(b, "ln_final.w");
     lt_wv_name(b, "ln_final.b");
     lt_wv_name(b, "W_U");

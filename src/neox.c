@@ -370,17 +370,9 @@ static bool weight(const lt_model *m, const char *name, lt_wview *v) {
 }
 
 static void weight_names(const lt_model *m, lt_buf *b) {
-    static const char *const attn[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
-    static const char *const mlp[] = {"W_in", "b_in", "W_out", "b_out"};
+    static const char *const attn[] = {"attn"};
     lt_wv_name(b, "W_E");
-    for (int32_t l = 0; l < m->n_layer; l++) {
-        for (int k = 1; k <= 2; k++) {
-            lt_wv_name(b, "blocks.%d.ln%d.w", (int)l, k);
-            lt_wv_name(b, "blocks.%d.ln%d.b", (int)l, k);
-        }
-        for (size_t i = 0; i < sizeof attn / sizeof attn[0]; i++) lt_wv_name(b, "blocks.%d.attn.%s", (int)l, attn[i]);
-        for (size_t i = 0; i < sizeof mlp / sizeof mlp[0]; i++) lt_wv_name(b, "blocks.%d.mlp.%s", (int)l, mlp[i]);
-    }
+    for (int32_t l = 0; l < m->n_layer; l++) lt_wv_block_names(b, "", l, 2, attn, 1);
     lt_wv_name(b, "ln_final.w");
     lt_wv_name(b, "ln_final.b");
     lt_wv_name(b, "W_U");

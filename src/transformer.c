@@ -524,23 +524,13 @@ static bool weight(const lt_model *m, const char *name, lt_wview *v) {
 }
 
 static void weight_names(const lt_model *m, lt_buf *b) {
-    static const char *const attn[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
-    static const char *const mlp[] = {"W_in", "b_in", "W_out", "b_out"};
+    static const char *const attn[] = {"attn", "cross_attn"};
     for (int stack = 0; stack < 2; stack++) {
         const char *pre = stack == 0 ? "encoder." : "decoder.";
         const int32_t layers = stack == 1 ? m->n_layer : m->n_enc_layer, norms = stack == 0 ? 2 : 3;
         lt_wv_name(b, "%sW_E", pre);
         lt_wv_name(b, "%sW_pos", pre);
-        for (int32_t l = 0; l < layers; l++) {
-            for (int32_t k = 1; k <= norms; k++) {
-                lt_wv_name(b, "%sblocks.%d.ln%d.w", pre, (int)l, (int)k);
-                lt_wv_name(b, "%sblocks.%d.ln%d.b", pre, (int)l, (int)k);
-            }
-            for (int part = 0; part < (stack == 1 ? 2 : 1); part++)
-                for (size_t i = 0; i < sizeof attn / sizeof attn[0]; i++)
-                    lt_wv_name(b, "%sblocks.%d.%s.%s", pre, (int)l, part ? "cross_attn" : "attn", attn[i]);
-            for (size_t i = 0; i < sizeof mlp / sizeof mlp[0]; i++) lt_wv_name(b, "%sblocks.%d.mlp.%s", pre, (int)l, mlp[i]);
-        }
+        for (int32_t l = 0; l < layers; l++) lt_wv_block_names(b, pre, l, norms, attn, stack == 1 ? 2 : 1);
         if (m->final_norm) {
             lt_wv_name(b, "%sln_final.w", pre);
             lt_wv_name(b, "%sln_final.b", pre);

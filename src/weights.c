@@ -90,6 +90,20 @@ void lt_wv_name(lt_buf *b, const char *fmt, ...) {
     lt_buf_printf(b, "%s\"%s\"", b->len && b->data[b->len - 1] == '[' ? "" : ",", name);
 }
 
+void lt_wv_block_names(lt_buf *b, const char *pre, int32_t l, int32_t norms, const char *const *attn, int32_t n_attn) {
+    static const char *const attn_names[] = {"W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"};
+    static const char *const mlp_names[] = {"W_in", "b_in", "W_out", "b_out"};
+    for (int32_t k = 1; k <= norms; k++) {
+        lt_wv_name(b, "%sblocks.%d.ln%d.w", pre, (int)l, (int)k);
+        lt_wv_name(b, "%sblocks.%d.ln%d.b", pre, (int)l, (int)k);
+    }
+    for (int32_t a = 0; a < n_attn; a++)
+        for (size_t i = 0; i < sizeof attn_names / sizeof attn_names[0]; i++)
+            lt_wv_name(b, "%sblocks.%d.%s.%s", pre, (int)l, attn[a], attn_names[i]);
+    for (size_t i = 0; i < sizeof mlp_names / sizeof mlp_names[0]; i++)
+        lt_wv_name(b, "%sblocks.%d.mlp.%s", pre, (int)l, mlp_names[i]);
+}
+
 bool lt_wv_block(const char *name, int32_t n, int32_t *l, const char **rest) {
     if (strncmp(name, "blocks.", 7)) return false;
     const char *p = name + 7;
