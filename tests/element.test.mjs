@@ -15,25 +15,13 @@ import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
 import { parseAttributes, parseHeight, scopeCss, ATTRIBUTES, ELEMENT_VIEWS } from '../web/lantern-view.js';
 import { STAGES, KINDS, NORMS, LANGS, validTemperature, validTopK, validTopP, validSeed } from '../web/state.js';
-import { lantern, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+import { lantern, CHROMIUM, CHROMIUM_ARGS, seededRandom } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const test = (name, fn) => nodeTest(name, { timeout: 180000 }, fn);
 
 // ---------------------------------------------------------------- the attribute parser
-
-/** mulberry32, as in tests/state.test.mjs: a failing case replays from its seed. */
-function generator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const CORPUS = JSON.parse(readFileSync(new URL('./fuzz/corpus/element/attributes.json', import.meta.url), 'utf8'));
 const VALUES = [...new Set(CORPUS.flatMap((c) => Object.values(c)))];
@@ -58,7 +46,7 @@ function checkParsed(c, attrs) {
 
 nodeTest('the attribute parser: the seed corpus and generated hostile attributes land inside what the engine takes', () => {
   const runs = Number(process.env.LANTERN_PROPERTY_RUNS ?? 3000), seed = Number(process.env.LANTERN_PROPERTY_SEED ?? 20261125);
-  const rand = generator(seed);
+  const rand = seededRandom(seed);
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const cases = [...CORPUS];
   for (let n = 0; n < runs; n++) {

@@ -4,7 +4,7 @@
 // gpt2-odd), and a realistic case pairs Llama 2's own tokenizer.json (node_modules/@lenml) with a
 // random Llama model of its 32,000-token vocabulary, made small enough to load in a second.
 import { readFileSync } from 'node:fs';
-import { FIXTURES } from './helpers.mjs';
+import { FIXTURES, seededRandom } from './helpers.mjs';
 
 /** A safetensors file of F32 tensors: { name: { shape, data } }. */
 export function safetensors(tensors) {
@@ -28,21 +28,9 @@ export function safetensors(tensors) {
   return out;
 }
 
-/** A seeded uniform generator (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A random Llama model of vocabulary V (tied, 1 layer, GQA 2/1): config.json and model.safetensors. */
 export function randomLlama(V, { d = 16, heads = 2, kv = 1, ff = 32, layers = 1, ctx = 64, seed = 7, bos = 1, eos = 2 } = {}) {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const mat = (...shape) => ({ shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b) }, () => (rnd() - 0.5) * 0.4) });
   const ones = (n) => ({ shape: [n], data: new Float32Array(n).fill(1) });
   const dh = d / heads;

@@ -102,6 +102,18 @@ export function expectEveryHook(session, tensors) {
   }
 }
 
+/** mulberry32: a small seeded uniform generator in [0, 1), so a failing random case replays from its seed. */
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
 /**
  * Mean next-token loss (nats) of a GPT session over consecutive windows of `window` tokens of
  * ids, from the engine's logits of every position (the session must capture 'logits').

@@ -12,6 +12,7 @@ import { createLantern } from '../web/lantern.js';
 import { modelBaseUrl } from '../web/fetch-model.js';
 
 import { readFileSync } from 'node:fs';
+import { seededRandom } from './helpers.mjs';
 
 const RUNS = Number(process.env.LANTERN_PROPERTY_RUNS ?? 3000);
 const SEED = Number(process.env.LANTERN_PROPERTY_SEED ?? 20261124);
@@ -23,18 +24,6 @@ const dir = new URL('./fixtures/gpt2-odd/', import.meta.url);
 const model = L.loadModel({ config: readFileSync(new URL('config.json', dir), 'utf8'), weights: readFileSync(new URL('model.safetensors', dir)) });
 const session = model.createSession();
 session.forward([1, 2, 3]);
-
-/** mulberry32: a small seeded generator, so a failing case can be replayed from its seed. */
-function generator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const KEYS = ['model', 'name', 'prompt', 'steps', 'hist', 'layer', 'head', 'query', 'key', 'ln', 'stage', 'temperature', 'topk', 'topp', 'seed',
   'mean', 'hidefirst', 'attn', 'lang', 'embed', 'view', 'engine', 'precision', 'ablate', 'corrupt', 'metric', 'dla', 'target', 'guide', 'sandbox', 'cmp', 'unknown', ''];
@@ -166,7 +155,7 @@ test('the URL state codec: the seed corpus decodes inside every domain and round
 });
 
 test(`the URL state codec: ${RUNS} generated query strings (seed ${SEED})`, () => {
-  const rand = generator(SEED);
+  const rand = seededRandom(SEED);
   for (let i = 0; i < RUNS; i++) {
     const query = randomQuery(rand);
     try {

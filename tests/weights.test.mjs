@@ -9,7 +9,7 @@ import { lantern, readSafetensors, compareArrays, heldOutLoss } from './helpers.
 
 const WEIGHTS = fileURLToPath(new URL('../weights/', import.meta.url));
 const GOLDEN = fileURLToPath(new URL('./fixtures/weights/', import.meta.url));
-const MODELS = ['austen', 'poetry', 'induction'];
+const MODELS = ['austen', 'poetry', 'induction', 'austen-llama'];
 const L = await lantern();
 
 function load(name) {
