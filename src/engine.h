@@ -106,7 +106,7 @@ typedef struct lt_mat {
     lt_half_kind kind; /* of h */
     bool packed;
     const int8_t *q;   /* 8-bit: (d_out, d_in), whichever way the file stored it */
-    const float *qs;   /* (d_out, d_in / LT_Q8_BLOCK) the scale of each block of q */
+    const float *qs;   /* (ceil(d_out / 4), d_in / LT_Q8_BLOCK, 4) the scale of each block of q (LT_Q8_SCALE_AT) */
 } lt_mat;
 
 typedef struct lt_gpt2_layer {

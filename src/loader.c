@@ -220,7 +220,7 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
                        size_t si, lt_mat *out) {
     const size_t nb = d_in / LT_Q8_BLOCK, n = d_out * d_in;
     int8_t *q = L->next8;
-    float *scales = lt_loader_alloc(L, d_out * nb);
+    float *scales = lt_loader_alloc(L, LT_Q8_SCALES_SIZE(d_out, nb));
     L->count8 += n;
     L->n_params += n;
     if (!q) return LT_OK;
@@ -231,12 +231,14 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
     int32_t rc = read_f32(L, t, &all);
     if (rc) return rc;
     const float *w = all + offset;
+    for (size_t k = d_out / 4 * 4 * nb; k < LT_Q8_SCALES_SIZE(d_out, nb); k++)
+        scales[k] = 0.0f; /* the last group of four rows, so that its missing rows stay 0 */
     for (size_t j = 0; j < d_out; j++)
         for (size_t b = 0; b < nb; b++) {
             float max = 0.0f;
             for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = fmaxf(max, fabsf(w[j * sj + i * si]));
             const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
-            scales[j * nb + b] = scale;
+            scales[LT_Q8_SCALE_AT(nb, j, b)] = scale;
             for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
                 long v = lrintf(w[j * sj + i * si] * inv);
                 q[j * d_in + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);

@@ -45,21 +45,13 @@ static int32_t check_sampling(const lt_session *s, lt_sampling_params sp) {
     return LT_OK;
 }
 
-/* the first of the largest logits */
-static int32_t argmax(const float *logits, int32_t V) {
-    int32_t best = 0;
-    for (int32_t i = 1; i < V; i++)
-        if (logits[i] > logits[best]) best = i;
-    return best;
-}
-
 int32_t lt_session_probs(lt_session *s, lt_sampling_params sp, float *probs) {
     if (!s || !probs) return lt_fail(LT_ERR_INVALID_ARGUMENT, "probs: missing argument");
     int32_t rc = check_sampling(s, sp);
     if (rc) return rc;
     const int32_t V = s->pass.model->n_vocab;
     const float *logits = s->pass.logits;
-    const int32_t best = argmax(logits, V);
+    const int32_t best = lt_k_argmax(logits, V);
     if (sp.temperature == 0.0f) {
         for (int32_t i = 0; i < V; i++) probs[i] = 0.0f;
         probs[best] = 1.0f;
@@ -100,7 +92,7 @@ int32_t lt_session_sample(lt_session *s, lt_sampling_params sp, int32_t *out_id)
      * would there, so a seed gives the same tokens whatever the mix of greedy and sampled steps */
     if (s && check_sampling(s, sp) == LT_OK && sp.temperature == 0.0f) {
         (void)next_u64(&s->rng);
-        *out_id = argmax(s->pass.logits, s->pass.model->n_vocab);
+        *out_id = lt_k_argmax(s->pass.logits, s->pass.model->n_vocab);
         return LT_OK;
     }
     int32_t rc = lt_session_probs(s, sp, s ? s->sample_probs : NULL);

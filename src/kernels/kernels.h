@@ -48,8 +48,13 @@ void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_
  * block with its own scale: w[j][i] ~ q[j][i] * scales[j][i / LT_Q8_BLOCK], q in [-127, 127].
  * An input row is quantized the same way to 16 bits per block (lt_q8_quantize_row), and each
  * block's dot product is an exact integer sum (wasm_i32x4_dot_i16x8), scaled back to f32.
- * d_in must be a multiple of LT_Q8_BLOCK. */
+ * d_in must be a multiple of LT_Q8_BLOCK.
+ * The scales are stored by groups of four rows, [ceil(d_out / 4)][d_in / LT_Q8_BLOCK][4] (the last
+ * group padded), so that a kernel computing four output columns reads their scales in one load:
+ * LT_Q8_SCALE_AT gives the index of row j's block b, LT_Q8_SCALES_SIZE the floats they take. */
 #define LT_Q8_BLOCK 32
+#define LT_Q8_SCALE_AT(nb, j, b) ((((size_t)(j) / 4) * (size_t)(nb) + (size_t)(b)) * 4 + (size_t)(j) % 4)
+#define LT_Q8_SCALES_SIZE(d_out, nb) ((((size_t)(d_out) + 3) / 4) * 4 * (size_t)(nb))
 void lt_q8_quantize_row(int16_t *xq, float *xs, const float *x, int32_t d_in);
 /* out[n, d_out] = in @ w^T + bias; xq [d_in] and xs [d_in / LT_Q8_BLOCK] are scratch */
 void lt_q8_matmul_ref(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
@@ -91,6 +96,8 @@ void lt_relu_ref(float *x, int64_t n);
 void lt_add_ref(float *x, const float *y, int64_t n); /* x += y */
 /* In place softmax of x[n]; returns the row's max. */
 float lt_softmax_ref(float *x, int32_t n);
+/* The index of the first of the largest of x[0 .. n) (n >= 1); NaNs never win (x[0] NaN: 0). */
+int32_t lt_argmax_ref(const float *x, int32_t n);
 
 #ifdef __wasm_simd128__
 void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
@@ -122,6 +129,7 @@ void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float
                        int32_t n, int32_t d_in, int32_t d_out, int16_t *xq, float *xs);
 void lt_gelu_tanh_simd(float *x, int64_t n);
 float lt_softmax_simd(float *x, int32_t n);
+int32_t lt_argmax_simd(const float *x, int32_t n);
 #define lt_k_q8_matmul lt_q8_matmul_simd
 /* The same kernels over output columns [j0, j1) only (the output keeps its d_out stride), for
  * splitting a matmul across threads. Every column is computed as by the whole kernel, bit for
@@ -158,9 +166,11 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
 #ifdef __wasm_simd128__
 #define lt_k_gelu_tanh lt_gelu_tanh_simd
 #define lt_k_softmax lt_softmax_simd
+#define lt_k_argmax lt_argmax_simd
 #else
 #define lt_k_gelu_tanh lt_gelu_tanh_ref
 #define lt_k_softmax lt_softmax_ref
+#define lt_k_argmax lt_argmax_ref
 #endif
 #define lt_k_gelu_erf lt_gelu_erf_ref
 #define lt_k_relu lt_relu_ref

@@ -110,11 +110,18 @@ void lt_q8_matmul_ref(float *out, const float *in, const int8_t *q, const float 
             for (int32_t b = 0; b < nb; b++) {
                 int32_t dot = 0;
                 for (int32_t k = b * LT_Q8_BLOCK; k < (b + 1) * LT_Q8_BLOCK; k++) dot += (int32_t)xq[k] * qj[k];
-                sum += (float)dot * (xs[b] * scales[(size_t)j * nb + b]);
+                sum += (float)dot * (xs[b] * scales[LT_Q8_SCALE_AT(nb, j, b)]);
             }
             out[(size_t)t * d_out + j] = sum + (bias ? bias[j] : 0.0f);
         }
     }
+}
+
+int32_t lt_argmax_ref(const float *x, int32_t n) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
 }
 
 float lt_softmax_ref(float *x, int32_t n) {

@@ -192,6 +192,33 @@ float lt_softmax_simd(float *x, int32_t n) {
     return max;
 }
 
+/* Two passes: the largest value, four lanes at a time, then the first index holding it. pmax(m, x)
+ * keeps m unless m < x, so with m never NaN a NaN x never wins, as in the reference, whose best
+ * is the first index of the largest value (-0 and +0 compare equal in both). */
+int32_t lt_argmax_simd(const float *x, int32_t n) {
+    if (x[0] != x[0]) return 0; /* the reference's best never leaves a NaN x[0] */
+    v128_t ma = wasm_f32x4_splat(x[0]), mb = ma;
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        ma = wasm_f32x4_pmax(wasm_f32x4_pmax(ma, wasm_v128_load(x + i)), wasm_v128_load(x + i + 4));
+        mb = wasm_f32x4_pmax(wasm_f32x4_pmax(mb, wasm_v128_load(x + i + 8)), wasm_v128_load(x + i + 12));
+    }
+    for (; i + 4 <= n; i += 4) ma = wasm_f32x4_pmax(ma, wasm_v128_load(x + i));
+    float lanes[4];
+    wasm_v128_store(lanes, wasm_f32x4_pmax(ma, mb));
+    float max = lanes[0];
+    for (int32_t l = 1; l < 4; l++)
+        if (lanes[l] > max) max = lanes[l];
+    for (; i < n; i++)
+        if (x[i] > max) max = x[i];
+    const v128_t mv = wasm_f32x4_splat(max);
+    for (i = 0; i + 4 <= n; i += 4)
+        if (wasm_v128_any_true(wasm_f32x4_eq(wasm_v128_load(x + i), mv))) break;
+    for (; i < n; i++)
+        if (x[i] == max) return i;
+    return 0; /* not reached: max is one of x */
+}
+
 /* ---------------------------------------------------------------- 16-bit weights */
 
 /* Four IEEE halves, sign-extended to 32 bits, to f32, exactly. Shifted left by 13 the
@@ -474,8 +501,9 @@ static inline __attribute__((always_inline)) v128_t i32_lane_sums(v128_t a, v128
 /* Four output columns at a time, one per lane: each block of 32 is an exact integer dot product
  * per column (4 x i32x4_dot_i16x8, the lanes summed), converted, scaled and added in block order:
  * the reference's arithmetic, so the results equal it bit for bit in the strict build. The four
- * columns are written out by hand: V8 keeps the accumulators and row pointers of a loop over a
- * stack array in memory, loaded and stored every block. */
+ * columns' scales of a block are one load (the scales are grouped by four rows); j0 must be a
+ * multiple of 4. The four columns are written out by hand: V8 keeps the accumulators and row
+ * pointers of a loop over a stack array in memory, loaded and stored every block. */
 void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
                             int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs) {
     const int32_t nb = d_in / LT_Q8_BLOCK;
@@ -487,8 +515,7 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
             /* a last group of fewer columns repeats its first (computed, never stored) */
             const size_t r1 = (size_t)j + (rows > 1), r2 = (size_t)j + (rows > 2 ? 2 : 0), r3 = (size_t)j + (rows > 3 ? 3 : 0);
             const int8_t *q0 = q + (size_t)j * d_in, *q1 = q + r1 * d_in, *q2 = q + r2 * d_in, *q3 = q + r3 * d_in;
-            const float *s0 = scales + (size_t)j * nb, *s1 = scales + r1 * nb, *s2 = scales + r2 * nb,
-                        *s3 = scales + r3 * nb;
+            const float *s4 = scales + LT_Q8_SCALE_AT(nb, j, 0);
             v128_t acc = wasm_f32x4_splat(0.0f);
             for (int32_t b = 0; b < nb; b++) {
                 const int16_t *xb = xq + b * LT_Q8_BLOCK;
@@ -497,7 +524,7 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
                 const int32_t at = b * LT_Q8_BLOCK;
                 const v128_t dots = i32_lane_sums(q8_block(q0 + at, x0, x1, x2, x3), q8_block(q1 + at, x0, x1, x2, x3),
                                                   q8_block(q2 + at, x0, x1, x2, x3), q8_block(q3 + at, x0, x1, x2, x3));
-                const v128_t sc = wasm_f32x4_mul(wasm_f32x4_splat(xs[b]), wasm_f32x4_make(s0[b], s1[b], s2[b], s3[b]));
+                const v128_t sc = wasm_f32x4_mul(wasm_f32x4_splat(xs[b]), wasm_v128_load(s4 + 4 * b));
                 acc = madd(wasm_f32x4_convert_i32x4(dots), sc, acc);
             }
             /* + 0 without a bias, as the reference adds (a sum of -0 becomes +0) */

@@ -166,11 +166,11 @@ static void test_q8(int n, int d_in, int d_out, bool with_bias) {
     const int nb = d_in / LT_Q8_BLOCK;
     float *x = rand_array((size_t)n * d_in), *bias = with_bias ? rand_array((size_t)d_out) : NULL;
     int8_t *q = malloc((size_t)d_out * d_in);
-    float *scales = rand_array((size_t)d_out * nb), *w = malloc((size_t)d_out * d_in * sizeof *w);
+    float *scales = rand_array(LT_Q8_SCALES_SIZE(d_out, nb)), *w = malloc((size_t)d_out * d_in * sizeof *w);
     for (size_t k = 0; k < (size_t)d_out * d_in; k++) {
         rng_state = rng_state * 1664525u + 1013904223u;
         q[k] = (int8_t)((int)(rng_state >> 24) % 255 - 127);
-        w[k] = (float)q[k] * scales[(k / d_in) * nb + (k % d_in) / LT_Q8_BLOCK];
+        w[k] = (float)q[k] * scales[LT_Q8_SCALE_AT(nb, k / d_in, (k % d_in) / LT_Q8_BLOCK)];
     }
     int16_t *xq = malloc((size_t)d_in * sizeof *xq);
     float *xs = malloc((size_t)nb * sizeof *xs);
@@ -224,6 +224,29 @@ static void test_elementwise(int n) {
     for (int i = 0; i < n; i++)
         if (i % 5 == 2 && a[i] != 0.0f) { failures++; note("softmax: masked entry %d is %g, not 0\n", i, (double)a[i]); break; }
     free(x); free(a); free(b);
+}
+
+/* The SIMD argmax against the reference scan: random rows, ties (the first wins), signed zeros,
+ * infinities and NaNs anywhere (never winning; x[0] NaN gives 0), every length up to 70. */
+static void test_argmax(int n) {
+    float *x = rand_array((size_t)n);
+    for (int variant = 0; variant < 8; variant++) {
+        for (int i = 0; i < n; i++) {
+            float v = x[i];
+            if (variant == 1) v = (float)((i * 7) % 5); /* ties */
+            if (variant == 2) v = (i % 3) ? 0.0f : -0.0f;
+            if (variant == 3 && i % 4 == 1) v = NAN;
+            if (variant == 4 && i == 0) v = NAN;
+            if (variant == 5) v = i % 2 ? -INFINITY : NAN;
+            if (variant == 6 && i == n - 1) v = INFINITY;
+            if (variant == 7) v = -INFINITY;
+            x[i] = v;
+        }
+        const int32_t got = lt_argmax_simd(x, n), want = lt_argmax_ref(x, n);
+        checks++;
+        if (got != want) { failures++; note("argmax n=%d variant %d: %d vs %d\n", n, variant, got, want); }
+    }
+    free(x);
 }
 
 /* ---------------------------------------------------------------- the formulas, in float64
@@ -549,6 +572,7 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
             for (size_t c = 0; c < sizeof douts / sizeof *douts; c++) test_q8(ns[a], 32 * k, douts[c], c % 2 == 0);
     for (int n = 1; n <= 70; n += 3) test_elementwise(n);
+    for (int n = 1; n <= 70; n++) test_argmax(n);
     test_activation_formulas();
     test_exp_formula();
     for (int n = 1; n <= 70; n += 3) test_softmax_formula(n);
