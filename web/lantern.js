@@ -719,14 +719,16 @@ function readTensor(L, meta, name) {
 }
 
 function checkIds(list, what, nVocab) {
-  list.forEach((id, i) => {
-    checkInteger(id, 'token id');
-    if (id < 0 || id >= nVocab) {
-      const vocabulary = what === 'token' ? 'the vocabulary' : 'the source vocabulary';
-      throw new LanternError(`${what} id ${show(id)} (at index ${i}) is outside ${vocabulary} [0, ${nVocab})`, 5);
-    }
-  });
+  list.forEach((id, i) => checkIds1(id, what, nVocab, i));
   return new Uint8Array(Int32Array.from(list).buffer);
+}
+
+function checkIds1(id, what, nVocab, i = 0) {
+  checkInteger(id, 'token id');
+  if (id < 0 || id >= nVocab) {
+    const vocabulary = what === 'token' ? 'the vocabulary' : 'the source vocabulary';
+    throw new LanternError(`${what} id ${show(id)} (at index ${i}) is outside ${vocabulary} [0, ${nVocab})`, 5);
+  }
 }
 
 function splitSeed(seed) {
@@ -791,13 +793,18 @@ class Session {
     if (list.length === 0) throw new LanternError('forward needs at least one token');
     const bytes = checkIds(list, 'token', this.model.nVocab);
     const ptr = this.lantern.copyIn(bytes);
-    const pace = this.lantern.pace, t0 = pace?.begin(list.length);
     try {
-      this.lantern.check(this.lantern.wasm.lt_session_forward(h, ptr, list.length));
-      pace?.end(list.length, t0);
+      this.#run(h, ptr, list.length);
     } finally {
       this.lantern.wasm.free(ptr);
     }
+  }
+
+  /** The pass over n token ids at ptr in engine memory. */
+  #run(h, ptr, n) {
+    const pace = this.lantern.pace, t0 = pace?.begin(n);
+    this.lantern.check(this.lantern.wasm.lt_session_forward(h, ptr, n));
+    pace?.end(n, t0);
   }
 
   /**
@@ -829,9 +836,15 @@ class Session {
     return n ? new Int32Array(this.lantern.wasm.memory.buffer, ptr, n).slice() : new Int32Array(0);
   }
 
-  /** Append one token using the KV cache. */
+  /** Append one token using the KV cache (forward([id]) without its copies: a decode step of a
+   * small model takes tens of microseconds, so the per-call work shows). */
   step(id) {
-    this.forward([id]);
+    const h = this.live();
+    checkIds1(id, 'token', this.model.nVocab);
+    const L = this.lantern;
+    L.idSlot ??= L.alloc(4); /* kept for the engine's life */
+    new Int32Array(L.wasm.memory.buffer, L.idSlot, 1)[0] = id;
+    this.#run(h, L.idSlot, 1);
   }
 
   /** Keep the first `pos` tokens; logits and captures become those of position pos - 1. */
