@@ -142,7 +142,7 @@ test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG
   const views = await page.$$eval('#export-view option', (os) => os.map((o) => o.value));
   for (const id of ['text-panel', 'probs-panel', 'attention-panel', 'norm-panel']) assert.ok(views.includes(id), `${id} is offered`);
   // attention: a canvas (embedded as an image); norm: an inline SVG diagram (copied as vectors); probs: a table (text)
-  for (const [panel, drawing] of [['attention-panel', 'image'], ['norm-panel', 'svg'], ['probs-panel', null]]) {
+  for (const [panel, drawing] of [['attention-panel', 'image'], ['norm-panel', 'svg'], ['probs-panel', null], ['steps-panel', 'image']]) {
     await page.selectOption('#export-view', panel);
     const png = await exported(page, '#export-png');
     assert.match(png.name, new RegExp(`^lantern-gpt2-tiny-${panel.replace('-panel', '')}\\.png$`));
@@ -173,8 +173,14 @@ test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG
         error: doc.querySelector('parsererror')?.textContent ?? null, tag: root.tagName, width: Number(root.getAttribute('width')),
         texts: [...doc.querySelectorAll('text')].map((e) => e.textContent), images: doc.querySelectorAll('image').length,
         nested: doc.querySelectorAll('svg svg').length, rects: doc.querySelectorAll('rect').length,
+        crisp: [...doc.querySelectorAll('image')].filter((e) => /image-rendering:\s*pixelated/.test(e.getAttribute('style') ?? '')).length,
       };
     }, svg.bytes.toString('utf8'));
+    // canvases the page scales up with sharp pixels (heatmap thumbnails, strips) stay sharp in the file
+    const pixelated = await page.$$eval(`#${panel} canvas`, (cs) => cs.filter((c) => c.getBoundingClientRect().width > 0 &&
+      getComputedStyle(c).imageRendering === 'pixelated').length);
+    assert.ok(parsed.crisp >= pixelated, `${panel}: ${parsed.crisp} sharp images for ${pixelated} pixelated canvases`);
+    if (panel === 'steps-panel') assert.ok(pixelated > 0, 'the step-by-step panel has pixelated strips to check');
     assert.equal(parsed.error, null, `${panel}: the SVG parses`);
     assert.equal(parsed.tag, 'svg');
     assert.equal(parsed.width, Math.ceil(box.w));

@@ -51,6 +51,9 @@ export function elementToSvg(root, { title = '' } = {}) {
   let clips = 0;
   const pageBg = getComputedStyle(document.body).backgroundColor;
 
+  /** Scaled pixels kept sharp in the file where the page draws them so (image-rendering:
+   * pixelated: a heatmap's cells, the colour strips), rather than smoothed by the viewer. */
+  const crisp = (cs) => (/pixelated|crisp-edges/.test(cs.imageRendering) ? ' style="image-rendering:pixelated"' : '');
   const rectOf = (r) => `x="${px(r.left - ox)}" y="${px(r.top - oy)}" width="${px(r.width)}" height="${px(r.height)}"`;
 
   /** A CSS linear-gradient along an axis (the colour legends) as an SVG one; others are left out. */
@@ -214,7 +217,7 @@ export function elementToSvg(root, { title = '' } = {}) {
     const id = `clip${++clips}`;
     defs.push(`<clipPath id="${id}"><rect ${rectOf(r)}/></clipPath>`);
     out.push(`<image clip-path="url(#${id})" x="${px(r.left - ox)}" y="${px(y - oy)}" width="${px(r.width)}" height="${px(h)}" ` +
-      `preserveAspectRatio="none" xlink:href="${url}"/>`);
+      `preserveAspectRatio="none"${crisp(cs)} xlink:href="${url}"/>`);
   }
 
   function walk(el) {
@@ -231,7 +234,7 @@ export function elementToSvg(root, { title = '' } = {}) {
       if (visible && r.width && r.height) paintSvg(el, r);
     } else if (el.tagName === 'CANVAS') {
       if (visible && r.width && r.height && el.width && el.height) {
-        out.push(`<image ${rectOf(r)} preserveAspectRatio="none" xlink:href="${el.toDataURL('image/png')}"/>`);
+        out.push(`<image ${rectOf(r)} preserveAspectRatio="none"${crisp(cs)} xlink:href="${el.toDataURL('image/png')}"/>`);
       }
     } else if (el.tagName === 'IMG') {
       if (visible && r.width && el.complete && el.naturalWidth) {
