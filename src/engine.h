@@ -462,6 +462,8 @@ struct lt_pass {
     float *panel;           /* (parts, LT_PANEL * max(d_model, d_mlp)) widened 16-bit weights */
     int16_t *q8_x;          /* (parts, max(d_model, d_mlp)) an input row quantized for 8-bit weights */
     float *q8_s;            /* (parts, max(d_model, d_mlp) / LT_Q8_BLOCK + 1) its block scales */
+    float *att_kv;          /* (parts, 2, n_ctx, d_head) one head's keys then values, copied together
+                             * before a long prefill reads them (lt_k_attention_kv) */
     /* The captured "logits" of every position are computed when first read: a pass keeps its
      * final-norm rows here and unembeds only its last row (the next-token logits). */
     float *final_rows;      /* (final_cap rows, d_model) the last pass's final-norm output */
@@ -492,6 +494,10 @@ static inline void lt_activate(lt_act act, float *x, int64_t n) {
     }
 }
 
+/* Floats of one part's room in lt_pass.att_kv: a head's keys and values at the longest context
+ * (every attention has at most n_ctx keys, as att_row assumes). */
+static inline size_t lt_attn_kv_floats(const lt_model *m) { return 2 * (size_t)m->n_ctx * (size_t)m->d_head; }
+
 /* The widest activation row, max(d_model, d_mlp): the size of the per-part matmul scratch
  * (panel, q8_x, q8_s), allocated by the session and split between parts by the families. */
 static inline size_t lt_widest_row(const lt_model *m) {
@@ -511,7 +517,7 @@ void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const f
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
  * in any stored kind, as f32. */
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
-/* Scaled dot-product attention (kernels.h), split by heads; scratch: p->att_row. */
+/* Scaled dot-product attention (kernels.h), split by heads; scratch: p->att_row and p->att_kv. */
 struct lt_attn_dims;
 void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const struct lt_attn_dims *d);

@@ -6,8 +6,6 @@
 #include "kernels/kernels.h"
 #include "parallel.h"
 
-#include <stdlib.h>
-
 #ifdef LT_THREADS
 /* A matmul split across the thread pool by output columns, whole panels to a part: every column
  * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
@@ -49,7 +47,7 @@ static bool matmul_split(lt_pass *p, float *out, const float *in, const lt_mat *
 }
 
 /* Attention split by heads; each part has its own row of scratch (p->att_row: parts x n_ctx) and
- * its own room for a head's keys and values (kv: parts x kv_stride, or NULL). */
+ * its own room for a head's keys and values (p->att_kv: parts x kv_stride). */
 typedef struct {
     float *out, *scores, *pattern, *scratch, *kv;
     const float *q, *k, *v;
@@ -67,32 +65,9 @@ static void attention_part(void *ctx, int32_t k, int32_t parts) {
     const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
     lt_k_attention_kv(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
                       J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + off, J->v + off, &d,
-                      J->scratch + (size_t)k * J->scratch_stride, J->kv ? J->kv + (size_t)k * J->kv_stride : NULL);
+                      J->scratch + (size_t)k * J->scratch_stride, J->kv + (size_t)k * J->kv_stride);
 }
 #endif
-
-/* Room for `parts` copies of one head's keys and values (lt_k_attention_kv), kept from call to
- * call and grown as needed (by the calling thread, before any split), or NULL when it cannot
- * grow: the kernel then reads the cache in place, to the same numbers. */
-static float *attention_kv_room(int32_t parts, const lt_attn_dims *d, size_t *per_part) {
-    *per_part = 2 * (size_t)d->n_kv * (size_t)d->d_head;
-#ifdef __wasm_simd128__
-    static float *room;
-    static size_t have;
-    if (d->n_q < LT_ATTN_COPY_ROWS) return NULL;
-    const size_t need = *per_part * (size_t)parts;
-    if (need > have) {
-        float *p = realloc(room, need * sizeof *p);
-        if (!p) return NULL;
-        room = p;
-        have = need;
-    }
-    return room;
-#else
-    (void)parts;
-    return NULL; /* the reference kernel reads the cache in place */
-#endif
-}
 
 /* out[n, d_out] = in @ w + bias, whatever w is stored as */
 void lt_matmul(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n,
@@ -117,16 +92,15 @@ void lt_matmul_nt(lt_pass *p, float *out, const float *in, const lt_mat *w, int3
 
 void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const lt_attn_dims *d) {
-    size_t per_part;
 #ifdef LT_THREADS
     if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
-        float *kv = attention_kv_room(lt_par_parts(), d, &per_part);
-        attention_job job = {out, scores, pattern, p->att_row, kv, q, k, v, d, p->model->n_ctx, per_part};
+        attention_job job = {out, scores, pattern, p->att_row, p->att_kv, q, k, v, d, p->model->n_ctx,
+                             lt_attn_kv_floats(p->model)};
         lt_par_run(attention_part, &job);
         return;
     }
 #endif
-    lt_k_attention_kv(out, scores, pattern, q, k, v, d, p->att_row, attention_kv_room(1, d, &per_part));
+    lt_k_attention_kv(out, scores, pattern, q, k, v, d, p->att_row, p->att_kv);
 }
 
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {

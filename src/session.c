@@ -55,8 +55,11 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->pass.panel = malloc(parts * LT_PANEL * widest * sizeof(float));
         s->pass.q8_x = malloc(parts * widest * sizeof *s->pass.q8_x);
         s->pass.q8_s = malloc(parts * (widest / LT_Q8_BLOCK + 1) * sizeof *s->pass.q8_s);
+        size_t kv_room = 0; /* one part's room is less than the cache checked above; times the parts, checked */
+        if (lt_mul_size(parts * sizeof(float), lt_attn_kv_floats(m), &kv_room)) s->pass.att_kv = malloc(kv_room);
         ok = s->tokens && s->pass.k_cache && s->pass.v_cache && s->pass.logits && s->pass.att_row && s->pass.slots &&
-             s->sample_probs && s->sample_order && s->logits_backup && s->pass.panel && s->pass.q8_x && s->pass.q8_s;
+             s->sample_probs && s->sample_order && s->logits_backup && s->pass.panel && s->pass.q8_x && s->pass.q8_s &&
+             s->pass.att_kv;
     }
     if (ok && is_encoder_decoder(m)) {
         s->pass.src_tokens = malloc((size_t)m->n_ctx * sizeof *s->pass.src_tokens);
@@ -94,6 +97,7 @@ void lt_session_free(lt_session *s) {
     free(s->pass.panel);
     free(s->pass.q8_x);
     free(s->pass.q8_s);
+    free(s->pass.att_kv);
     free(s->pass.src_tokens);
     free(s->pass.src_valid);
     free(s->pass.cross_k);
