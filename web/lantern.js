@@ -2,7 +2,7 @@
 //
 //   import { createLantern } from './lantern.js';
 //   const lantern = await createLantern();                 // loads lantern.wasm beside this file
-//                                                          // ({ build: 'auto' }: relaxed SIMD where it runs)
+//                                                          // ({ build: 'auto', config }: the fastest for the model)
 //   const model = lantern.loadModel({ config, weights });  // config.json text, safetensors bytes
 //   const session = model.createSession({ capture: ['blocks.0.attn.hook_pattern'] });
 //   session.forward([464, 3290, 318]);
@@ -73,10 +73,17 @@ export function canUseThreads() {
   return isNode || (globalThis.crossOriginIsolated === true && typeof Worker !== 'undefined');
 }
 
-/** Multiply-adds per decode step below which 'auto' runs one thread (see autoBuild). A step of a
- * model this small is over in well under a millisecond: the threads' hand-offs, a dozen per layer,
- * eat what splitting saves, and the one-thread build may use relaxed SIMD, which the threaded
- * build does not. 16 M is a model of d_model 512 and 6 layers; GPT-2 small is 85 M. */
+/** Multiply-adds per decode step below which 'auto' runs the strict build on one thread (see
+ * autoBuild). A step of a model this small is over in well under a millisecond. Two threads do
+ * decode the shipped 128-wide models faster on a machine with a core to spare (1.3-1.5 times),
+ * but with another program on the other core their hand-offs make them slower (0.4-0.7 times; make
+ * bench's busy-core section, #18 item 6), and a page cannot tell which machine it is on. Relaxed
+ * SIMD does not pay here either: decode 5-8% slower than strict in Chromium 156 and Node 20,
+ * prefill the same (these weights sit in the caches, where a fused multiply-add probably only
+ * lengthens the chain of dependent additions a matrix-vector product waits on). Past this size
+ * the weights stream from memory and both can pay (GPT-2 small's shape: relaxed f32 decode 1.27
+ * times strict in one run, int8 0.91). 16 M is a model of d_model 512 and 6 layers; GPT-2 small
+ * is 85 M. */
 export const THREADS_MIN_WORK = 16e6;
 
 /**
@@ -108,13 +115,15 @@ export function stepWork(config) {
 
 /**
  * The build 'auto' takes here for the model a config.json describes (null: a model of unknown
- * size). Threads where they can run, with more than one thread wanted, and the model is large
- * enough that splitting its steps pays (stepWork >= THREADS_MIN_WORK; an unknown size counts as
- * large); else relaxed SIMD where this engine validates it; else strict. Once running, an 'auto'
- * threaded engine also times its passes both ways and splits only while that is faster.
+ * size). A model too small for splitting or fusing to pay (stepWork < THREADS_MIN_WORK) runs the
+ * strict build. A larger one (or one of unknown size) runs the threads where they can run, with
+ * more than one thread wanted; else relaxed SIMD where this engine validates it; else strict.
+ * Once running, an 'auto' threaded engine also times its passes both ways and splits only while
+ * that is faster.
  */
 export function autoBuild(config = null, threads = 2) {
-  if (canUseThreads() && threads > 1 && (config == null || stepWork(config) >= THREADS_MIN_WORK)) return 'threads';
+  if (config != null && stepWork(config) < THREADS_MIN_WORK) return 'strict';
+  if (canUseThreads() && threads > 1) return 'threads';
   return hasRelaxedSimd() ? 'relaxed' : 'strict';
 }
 
@@ -130,12 +139,13 @@ async function defaultThreads() {
  *   the machine fuses), 'threads' (the strict build's numbers, bit for bit, with matmuls and
  *   attention split across `threads` threads: needs SharedArrayBuffer, i.e. a cross-origin
  *   isolated page, or Node), or 'auto': the fastest build for the model `config` describes, as
- *   autoBuild() decides (threads under Node or on a cross-origin isolated page when there is
- *   more than one core and the model is large enough for splitting to pay; else relaxed where
- *   `WebAssembly.validate` accepts it; else strict; the next one down when a build's file cannot
- *   be fetched). An 'auto' threaded engine times its passes with and without the helpers and
- *   keeps to the faster way (mostly: one pass in 16 tries the other), so helpers that a busy
- *   machine slows down are left idle. `lantern.build` tells which build runs.
+ *   autoBuild() decides (strict for a model too small for threads or relaxed SIMD to pay; for a
+ *   larger one, threads under Node or on a cross-origin isolated page when there is more than
+ *   one core, else relaxed where `WebAssembly.validate` accepts it, else strict; the next one
+ *   down when a build's file cannot be fetched). An 'auto' threaded engine times its passes with
+ *   and without the helpers and keeps to the faster way (mostly: one pass in 16 tries the other),
+ *   so helpers that a busy machine slows down are left idle. `lantern.build` tells which build
+ *   runs.
  * - `config`: config.json (text, bytes or object) of the model to be run, for 'auto' (default:
  *   none, a model of unknown size).
  * - `threads`: threads in all for 'threads', the calling one included (default: the cores, up to

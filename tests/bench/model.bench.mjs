@@ -7,14 +7,16 @@
 // generated lives in build/bench/ (outside git) and is reused while it exists.
 // Run with `node --no-liftoff` (make bench does): V8's baseline tier would otherwise time itself.
 // The engines compared on a model run interleaved, run by run: this machine's speed drifts.
+// Last, #18 item 6: 'auto' against the single-thread and threaded builds on the shipped models,
+// with and without a competing process on the other core (BENCH_PART=busy runs only that).
 import { existsSync, readFileSync, mkdirSync, statSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { createLantern } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
 import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small, ensureRandomSmolLM2, cacheShape } from './models.mjs';
-import { printTargets, status, LONG_PREFILL } from './targets.mjs';
+import { printTargets, status, LONG_PREFILL, BUSY_AUTO } from './targets.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const PREFILL = 128, DECODE = 64;
@@ -249,10 +251,125 @@ function quality() {
 
 const pad = (s, n) => String(s).padEnd(n);
 const num = (x, d = 1) => (x == null ? '-' : x.toFixed(d));
+const load = () => `load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
+
+/** Start n CPU-bound processes (busy loops, on whichever cores the system gives them), to be
+ * ended by the returned stop(): also when this process exits, or is interrupted, first. */
+async function startCompetitors(n) {
+  const kids = Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  const stop = () => {
+    for (const k of kids) if (k.exitCode == null && k.signalCode == null) k.kill('SIGKILL');
+  };
+  const interrupted = () => { stop(); process.exit(130); };
+  process.on('exit', stop);
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
+  await new Promise((resolve) => setTimeout(resolve, 500)); // running before the first timing
+  /** CPU seconds each has used so far (Linux /proc; null elsewhere): they really compete */
+  const cpu = () => kids.map((k) => {
+    try {
+      const f = readFileSync(`/proc/${k.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100; // utime, stime: clock ticks (100 a second)
+    } catch { return null; }
+  });
+  return {
+    cpu,
+    stop() {
+      stop();
+      process.off('exit', stop);
+      process.off('SIGINT', interrupted);
+      process.off('SIGTERM', interrupted);
+    },
+  };
+}
+
+/**
+ * #18 item 6: 'auto' never picks a slower build. For the shipped models, lantern's strict
+ * single-thread build, the threaded build on every core (at least 2) and the engine
+ * createLantern({ build: 'auto', config }) makes for the model (as the page does), each timed
+ * on the same prefill and greedy decode as the model rows, interleaved run by run: first on the
+ * machine as it is, then with a CPU-bound process on each other core. 'auto' is held to the
+ * faster of the other two at decode while the other core is busy.
+ */
+async function busySection(models) {
+  const threads = Math.max(2, THREADS);
+  const competing = Math.max(1, cpus().length - 1);
+  console.log(`\n#18 item 6, 'auto' against the single-thread and ${threads}-thread builds, on the machine as it is and with ` +
+    `${competing} competing CPU-bound process${competing > 1 ? 'es' : ''} (medians and best of ${RUNS} runs of about 100 ms each, the three interleaved):`);
+  const results = [];
+  const engines = [];
+  try {
+    for (const phase of ['as it is', 'other core busy']) {
+      const rival = phase === 'as it is' ? null : await startCompetitors(competing);
+      try {
+        const cpu0 = rival?.cpu();
+        const since = performance.now();
+        for (const m of models) {
+          // three new engines for each model, alike but for their build (an engine reused from the
+          // rows above would also differ in where the weights sit in its memory)
+          const config = readFileSync(`${m.dir}config.json`);
+          const made = [await createLantern(), await createLantern({ build: 'threads', threads }),
+            await createLantern({ build: 'auto', config })];
+          engines.push(...made);
+          const A = made[2];
+          const runners = made.map((e) => lanternRunner(m, e));
+          // each timed run repeats the work for about 100 ms (the strict build's time, the same
+          // count for all three): a run of a few milliseconds would time the scheduler's slices
+          const timeRepeated = async (part) => {
+            runners[0][part]();
+            const start = performance.now();
+            runners[0][part]();
+            const reps = Math.max(1, Math.round(100 / Math.max(0.01, performance.now() - start)));
+            const times = await timeInterleaved(runners.map((r) => () => { for (let i = 0; i < reps; i++) r[part](); }));
+            return times.map((t) => ({ min: t.min / reps, median: t.median / reps }));
+          };
+          const prefill = await timeRepeated('prefill');
+          const decode = await timeRepeated('decode');
+          const { prompt, steps } = runners[0];
+          const tps = decode.map((t) => steps / (t.median / 1000));
+          const best = decode.map((t) => steps / (t.min / 1000));
+          const chose = A.build + (A.pace ? `, ${A.pace.measured.splitting ? 'splitting' : 'not splitting'} at the end` : '');
+          const row = { name: m.name, phase, chose, prefill, tps, load: load() };
+          results.push(row);
+          console.log(`  ${pad(`${m.name}, ${phase}`, 28)} prefill ${prompt.length} (ms, median / best run): ` +
+            `strict ${num(prefill[0].median, 2)} / ${num(prefill[0].min, 2)}, ${threads} threads ${num(prefill[1].median, 2)} / ${num(prefill[1].min, 2)}, ` +
+            `auto ${num(prefill[2].median, 2)} / ${num(prefill[2].min, 2)}; decode ${steps} (tokens/s, median / best run): ` +
+            `strict ${num(tps[0], 0)} / ${num(best[0], 0)}, ${threads} threads ${num(tps[1], 0)} / ${num(best[1], 0)}, ` +
+            `auto ${num(tps[2], 0)} / ${num(best[2], 0)}; auto chose ${chose}` +
+            // then its column and strict's time the same build: their gap is this run's noise
+            (A.build === 'strict' ? ' (the first column\'s build: their gap is noise)' : '') + ` (${row.load})`);
+          runners.forEach((r) => r.free());
+        }
+        if (rival) {
+          const used = rival.cpu().map((c, i) => (c == null || cpu0[i] == null ? null : (c - cpu0[i]) / ((performance.now() - since) / 1000)));
+          if (used.every((u) => u != null)) console.log(`  (the competing process${competing > 1 ? 'es' : ''} ran ${used.map((u) => `${num(100 * u, 0)}%`).join(', ')} of a core meanwhile)`);
+        }
+      } finally {
+        rival?.stop();
+      }
+    }
+  } finally {
+    for (const e of engines) e.close();
+  }
+  console.log('\ntargets (decode, tokens/s, while another process is busy):');
+  for (const r of results.filter((x) => x.phase !== 'as it is')) {
+    const best = Math.max(r.tps[0], r.tps[1]);
+    console.log(`  ${BUSY_AUTO.issue} ${r.name}: ${BUSY_AUTO.what} (auto: ${r.chose}; ${num(r.tps[2], 0)} against ${num(best, 0)}, ` +
+      `${r.tps[0] >= r.tps[1] ? 'single-thread' : 'threaded'}; ${r.load}): ${status(r.tps[2] / best, BUSY_AUTO.min)}`);
+  }
+}
 
 // BENCH_MODELS=regex times only the models whose names match, then prints their table and
-// targets (no long prompt, kernels or int8 quality sections)
+// targets (no long prompt, kernels, int8 quality or busy-core sections)
 const FILTER = process.env.BENCH_MODELS ? new RegExp(process.env.BENCH_MODELS, 'i') : null;
+// BENCH_PART=busy runs only the section on 'auto' with another process busy (#18 item 6), on
+// the shipped models BENCH_MODELS matches
+const SHIPPED = ['austen', 'poetry', 'induction'].map((name) => ({ name, dir: `${ROOT}weights/${name}/` }))
+  .filter((m) => !FILTER || FILTER.test(m.name));
+if (process.env.BENCH_PART === 'busy') {
+  await busySection(SHIPPED);
+  process.exit(0);
+}
 const models = ensureModels().filter((m) => !FILTER || FILTER.test(m.name));
 console.log(`\nlantern vs onnxruntime-web ${ort.env.versions?.web ?? ''} (wasm, 1 thread, SIMD) on ${cpus()[0].model}, ` +
   `Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}; min / median of ${RUNS} runs after 2 warm-ups, the engines interleaved run by run\n`);
@@ -357,3 +474,5 @@ for (const r of quality()) {
   const loss = r.f32 == null ? '- | - | -' : `${r.f32.toFixed(4)} | ${r.int8.toFixed(4)} | ${(100 * (r.int8 - r.f32) / r.f32).toFixed(2)}%`;
   console.log(`| ${r.name} | ${(r.bytes[0] / 1e6).toFixed(2)} / ${(r.bytes[1] / 1e6).toFixed(2)} | ${r.err.toFixed(4)} (${r.scale.toFixed(2)}) | ${loss} |`);
 }
+
+await busySection(SHIPPED);
