@@ -43,7 +43,7 @@
 //   export-menu.js  the Export menu that offers them
 //   lantern-view.js <lantern-view>, the views above in a custom element for any page (not used by this page)
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
-import { decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
+import { MODELS, decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
 import { t, has, setLang, applyStatic, setArch } from './i18n.js';
 import { createClient } from './client.js';
 import { modelBaseUrl, modelUrlName, ASK_ABOVE, cachedModels, clearModelCache } from './fetch-model.js';
@@ -69,22 +69,6 @@ import { createCompare } from './views/compare.js';
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
 
-// The shipped models (weights/) and one test fixture; ?model=<id> picks one.
-const MODELS = [
-  { id: 'austen', name: 'austen: a small GPT trained on Jane Austen', zh: 'austen：用简·奥斯汀小说训练的小型 GPT', base: '../weights/austen/',
-    prompt: 'It is a truth universally acknowledged, that a single man' },
-  // the same text, tokenizer and budget with rotary positions, RMSNorm and SwiGLU: listed once its
-  // folder is there (optional: checked at start-up)
-  { id: 'austen-llama', name: 'austen-llama: the same, Llama-style (rotary positions)', zh: 'austen-llama：同上，Llama 风格（旋转位置编码）', base: '../weights/austen-llama/',
-    prompt: 'It is a truth universally acknowledged, that a single man', optional: true },
-  { id: 'poetry', name: 'poetry: Tang poems, one character per token', zh: 'poetry：唐诗，每个字一个词元', base: '../weights/poetry/', prompt: '床前明月光，疑是地上霜。' },
-  { id: 'induction', name: 'induction: two attention-only layers with an induction head', zh: 'induction：两层纯注意力模型，含一个归纳头', base: '../weights/induction/',
-    prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
-  { id: 'zh-en', name: 'zh-en: the original encoder-decoder Transformer, Chinese to English', zh: 'zh-en：原始的编码器-解码器 Transformer，中译英', base: '../weights/zh-en/',
-    prompt: '我请李雷帮我订了去北京的机票', translator: true },
-  { id: 'gpt2-tiny', name: 'gpt2-tiny: random weights, a test fixture', zh: 'gpt2-tiny：随机权重，测试用', base: '../tests/fixtures/gpt2-tiny/',
-    prompt: 'The query of one position is compared with the keys' },
-];
 const URL_PROMPT = 'The quick brown fox jumps over the lazy dog, and then'; // a model opened by URL, until one is typed
 
 const store = createStore(decodeState(location.search, MODELS.map((m) => m.id)));
@@ -98,7 +82,11 @@ if (S.embed && S.view) document.body.dataset.view = S.view;
 // ?engine=strict|relaxed|threads picks the engine build (default: the fastest this page may run)
 const workerUrl = new URL('./worker.js', import.meta.url);
 if (S.engine) workerUrl.searchParams.set('engine', S.engine);
-const worker = new Worker(workerUrl, { type: 'module' });
+// index.html's first script started this worker, and the download of the model the URL names,
+// while these modules loaded: it is taken over here (a page without that script starts its own)
+const early = globalThis.lanternEarly;
+if (early && early.url !== workerUrl.href) early.worker.terminate();
+const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerUrl, { type: 'module' });
 
 let info = null;        // the loaded model's description
 let loaded = null;      // { name, origin, kind, build, threads }
@@ -376,6 +364,22 @@ function drawView(v) {
   if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
   document.body.dataset.ready = 'true';
+  shown();
+}
+
+// What the first view need not wait for (the comparison panel's look for its two folders, the line
+// about downloaded models): done once the page has drawn its first view, or said why it cannot,
+// after the frame that shows it.
+let deferred = [];
+function whenShown(fn) {
+  if (deferred) deferred.push(fn);
+  else fn();
+}
+function shown() {
+  if (!deferred) return;
+  const fns = deferred;
+  deferred = null;
+  requestAnimationFrame(() => setTimeout(() => { for (const fn of fns) fn(); }));
 }
 
 function drawHistory() {
@@ -479,6 +483,7 @@ function onGenerated(d) {
 }
 
 function onError(d) {
+  shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
   if (d.during === 'patch') { patchView.error(message); return; }
   if (d.during === 'load' && pendingUrl) { urlFailed(d, message); return; }
@@ -513,17 +518,34 @@ function describeModel() {
 function onLoaded(d) {
   info = d.info;
   loaded = d;
-  setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
-  applyStatic();
+  // first the state the model settles (where it came from, its default temperature, a layer and
+  // head it has), without a view asked for each change; then the one view (and a translation) is
+  // asked for, and the page relabels itself for the model while the worker computes it
+  quiet = true;
   if (d.origin === 'files') {
     const keep = S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
     store.set({ model: 'files', filesName: pendingFilesName, ...(keep ? {} : { steps: [], hist: null }) });
-    pendingFilesName = null;
-    fillModelMenu();
   }
   if (d.origin === 'url') {
     const keep = S.model === 'url' && S.modelUrl === d.base; // the model this page's URL names
     store.set({ model: 'url', modelUrl: d.base, precision: d.precision === 'int8' ? 'int8' : null, ...(keep ? {} : { steps: [], hist: null }) });
+  }
+  if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
+  const nLayers = translating() && S.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
+  if (S.layer > nLayers - 1) store.set({ layer: nLayers - 1 });
+  store.set({ head: Math.min(S.head, info.n_head - 1) });
+  quiet = false;
+  ablateView.setAblations(S.ablate, headDims());
+  requestView(); // (a translator's first view: the distribution of the first target token)
+  if (translating() && S.steps.length === 0) translate();
+
+  setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
+  applyStatic();
+  if (d.origin === 'files') {
+    pendingFilesName = null;
+    fillModelMenu();
+  }
+  if (d.origin === 'url') {
     pendingUrl = null;
     previous = null;
     $('model-url').value = d.base;
@@ -542,16 +564,11 @@ function onLoaded(d) {
   $('target-panel').hidden = $('translate').hidden = $('attn-kind-label').hidden = $('steps-attn-label').hidden = !translating();
   for (const e of document.querySelectorAll('.stack-label')) e.hidden = !translating();
   $('prose-box').hidden = translating();
-  if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
   fillLayers();
-  ablateView.setAblations(S.ablate, headDims());
-  store.set({ head: Math.min(S.head, info.n_head - 1) });
   for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
   $('error').textContent = '';
   positions.update(d.pe, translating() && info.positions === 'sinusoidal', `${d.name}|${d.origin}|${++loadCount}`, info);
-  if (translating() && S.steps.length === 0) translate();
-  else requestView();
 }
 let loadCount = 0;
 
@@ -579,7 +596,7 @@ function loadModel(model) {
   document.body.dataset.ready = 'false';
   $('progress').value = 0;
   $('progress-text').textContent = '';
-  client.load(new URL(model.base, location.href).href, model.id);
+  client.load(new URL(model.base, location.href).href, model.id, { files: model.files });
 }
 
 // ---------------------------------------------------------------- a model by URL
@@ -862,7 +879,7 @@ function requestCompare() {
       };
     }
     compareView.busy();
-    compareWorker.postMessage({ type: 'compare', id: ++compareId, bases: comparePair.map((m) => m.base), text, layer: S.cmp });
+    compareWorker.postMessage({ type: 'compare', id: ++compareId, bases: comparePair.map((m) => m.base), files: comparePair.map((m) => m.files ?? null), text, layer: S.cmp });
   }, 250);
 }
 /** JSON files that may be missing: asked from a throwaway worker, so that a folder not there yet
@@ -880,7 +897,7 @@ function fetchQuietly(urls) {
 async function findComparePair() {
   const pair = globalThis.lanternCompare ?? ['austen', 'austen-llama'].map((id) => {
     const m = MODELS.find((x) => x.id === id);
-    return { name: id, base: new URL(m.base, location.href).href };
+    return { name: id, base: new URL(m.base, location.href).href, files: m.files };
   });
   const metrics = await fetchQuietly(pair.map((m) => new URL('metrics.json', m.base).href));
   if (metrics.some((m) => !m?.curve?.step)) return; // one of them is not there (yet): no panel
@@ -901,7 +918,7 @@ store.subscribe((changed) => {
   if (changed.has('prompt') || changed.has('cmp') || changed.has('model')) requestCompare();
   if (changed.has('lang')) compareView.relabel();
 });
-if (!S.embed) findComparePair();
+if (!S.embed) whenShown(findComparePair);
 
 // ---------------------------------------------------------------- start
 
@@ -912,13 +929,14 @@ const exportMenu = createExportMenu({
 store.subscribe(() => exportMenu.refresh());
 fillModelMenu();
 syncControls();
-showCache();
+whenShown(showCache);
 if (S.model === 'files') {
   // the files are not in the URL: ask for them, and load nothing else meanwhile
   $('files-needed').textContent = t('filesNeeded', S.filesName);
   $('files-needed').hidden = false;
   document.body.dataset.ready = 'true';
   document.body.dataset.needsFiles = 'true';
+  shown();
 } else if (S.model === 'url') {
   $('model-url').value = S.modelUrl;
   if (S.prompt == null) store.set({ prompt: URL_PROMPT });

@@ -7,7 +7,9 @@
 // What is fetched, in this order, so that a wrong URL or a missing tokenizer is said before
 // hundreds of megabytes are downloaded: config.json; tokenizer.json, else vocab.json and
 // merges.txt (the loader takes tokenizer.json, or vocab.json with merges.txt for GPT-2 byte-level
-// BPE, or vocab.json alone for one token per character); then model.safetensors.
+// BPE, or vocab.json alone for one token per character); then model.safetensors. A folder whose
+// files are known beforehand (the shipped models: `files`) is fetched all at once instead, in
+// one round trip and without asking for files it does not have.
 //
 // The cache ('lantern-models-v1') holds each file under its URL, and a small manifest per folder
 // (under `<base>?lantern-manifest`) naming the files the folder has. A folder is read from the
@@ -162,9 +164,10 @@ function looksByteLevel(vocab) {
  * the cache (call it once the model has loaded).
  * Options: onProgress(loaded, total, file, fromCache) for the weights; cache (true: read and write the
  * Cache API); askAbove (bytes: a larger download is refused with FetchError 'large-download'
- * {bytes} before its body is read, unless confirmed); signal.
+ * {bytes} before its body is read, unless confirmed); signal; files (the names of the folder's
+ * files, when they are known: each is fetched, all at once, and each must be there).
  */
-export async function fetchModel(base, { onProgress = () => {}, cache = false, askAbove = 0, confirmed = false, signal } = {}) {
+export async function fetchModel(base, { onProgress = () => {}, cache = false, askAbove = 0, confirmed = false, signal, files = null } = {}) {
   const at = (file) => new URL(file, base).href;
   // a page served over https may not fetch from http (mixed content): say so rather than 'CORS'
   const page = globalThis.location;
@@ -188,6 +191,8 @@ export async function fetchModel(base, { onProgress = () => {}, cache = false, a
       }
     }
   }
+
+  if (files) return fetchListed(base, files, { store, onProgress, askAbove, confirmed, signal });
 
   const got = {};
   const small = async (file, required) => {
@@ -226,9 +231,43 @@ export async function fetchModel(base, { onProgress = () => {}, cache = false, a
   }
   got[file] = await readBody(r, file, (l, t) => onProgress(l, t, file));
 
+  return downloaded(base, got, store);
+}
+
+/** A folder whose files are named beforehand: every one requested at once (config.json and
+ * model.safetensors always); the weights' size is checked on their headers as above. */
+async function fetchListed(base, files, { store, onProgress, askAbove, confirmed, signal }) {
+  const at = (file) => new URL(file, base).href;
+  const names = [...new Set(['config.json', ...files, 'model.safetensors'])];
+  const controller = new AbortController(); // one failure stops the others
+  signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  const got = {};
+  const one = async (file) => {
+    const r = await request(at(file), file, controller.signal);
+    if (!r.ok) throw statusError(file, at(file), r.status);
+    if (file === 'model.safetensors') {
+      const total = Number(r.headers.get('Content-Length')) || 0;
+      if (askAbove > 0 && total > askAbove && !confirmed) {
+        throw new FetchError('large-download', { bytes: total, url: at(file) }, `model.safetensors is ${total} bytes: confirm the download`);
+      }
+      got[file] = await readBody(r, file, (l, t) => onProgress(l, t, file));
+    } else got[file] = await readBody(r, file);
+  };
+  try {
+    await Promise.all(names.map(one));
+  } catch (e) {
+    controller.abort(); // the first failure is the one said; the other requests stop
+    throw e;
+  }
+  return downloaded(base, got, store);
+}
+
+/** What fetchModel resolves to for files just downloaded (got: name -> bytes). */
+function downloaded(base, got, store) {
+  const at = (file) => new URL(file, base).href;
   const names = Object.keys(got);
   return {
-    files: filesOf(got), fromCache: false, bytes: got[file].length,
+    files: filesOf(got), fromCache: false, bytes: got['model.safetensors'].length,
     store: async () => {
       if (!store) return;
       try {

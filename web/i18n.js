@@ -3,6 +3,9 @@
 // data-i18n-label (aria-label) or data-i18n-title (title); applyStatic() fills them in.
 
 const fmt = (x, d) => (x == null ? '' : Number(x).toFixed(d));
+// 1,350,400: what toLocaleString('en') writes for a whole number, without its first call's cost
+// (setting up the locale's number formats took 30-100 ms of the page's first view)
+const thousands = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const mb = (bytes) => (bytes / 1e6).toFixed(2);
 const mbs = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} KB`);
 
@@ -48,11 +51,11 @@ export const STRINGS = {
     engines: { strict: 'wasm SIMD128', relaxed: 'wasm relaxed SIMD (fused multiply-add)', threads: (n) => `wasm SIMD128 on ${n} threads` },
     oneThread: ', one thread (the page is not cross-origin isolated, so the engine cannot share its memory with helper threads)',
     describeGpt: (i, name, kind, engine) => `${name}: ${i.n_layer} layers, ${i.n_head} heads, d_model ${i.d_model}, ` +
-      `vocabulary ${i.n_vocab} (${kind}), context ${i.n_ctx}, ${i.n_params.toLocaleString('en')} parameters (${i.weights_dtype}); engine: ${engine}`,
+      `vocabulary ${i.n_vocab} (${kind}), context ${i.n_ctx}, ${thousands(i.n_params)} parameters (${i.weights_dtype}); engine: ${engine}`,
     describeTranslator: (i, name, kind, engine) => `${name}: encoder-decoder, ${i.n_encoder_layers} encoder and ` +
       `${i.n_decoder_layers} decoder layers, ${i.n_head} heads, d_model ${i.d_model}, d_ff ${i.d_mlp}, ${i.norm}-LayerNorm, ` +
       `${i.positions} positions, vocabulary ${i.n_vocab} (${kind}), maximum length ${i.n_ctx}, ` +
-      `${i.n_params.toLocaleString('en')} parameters (${i.weights_dtype}); engine: ${engine}`,
+      `${thousands(i.n_params)} parameters (${i.weights_dtype}); engine: ${engine}`,
     prompt: 'Prompt',
     source: 'Source sentence',
     text: 'Text',
@@ -505,7 +508,7 @@ export const STRINGS = {
       steps: 'training step',
       lossAxis: 'loss (nats per token)',
       lossLabel: (names, vals) => `training and validation loss of ${names.join(' and ')}; final validation loss ${vals.map((v) => v.toFixed(3)).join(' and ')}`,
-      legend: (name, val, bpb, n) => `${name}: validation loss ${val.toFixed(3)}${bpb ? `, ${bpb.toFixed(3)} bits per byte` : ''}, ${n.toLocaleString('en')} parameters`,
+      legend: (name, val, bpb, n) => `${name}: validation loss ${val.toFixed(3)}${bpb ? `, ${bpb.toFixed(3)} bits per byte` : ''}, ${thousands(n)} parameters`,
       lossNote: 'Solid: validation loss; dashed: training loss; both from each folder\'s metrics.json, written during training (weights/train.py).',
       rowTitle: (name, kind, i, l) => ` ${name}: ${kind === 'rotary' ? 'rotary positions' : 'learned positions (W_pos)'}, layer ${l} of ${i.n_layer}, ${i.n_head} heads`,
       headLabel: (name, l, h, T) => `${name}, layer ${l}, head ${h}: attention pattern over ${T} tokens`,
@@ -656,11 +659,11 @@ export const STRINGS = {
     engines: { strict: 'wasm SIMD128', relaxed: 'wasm relaxed SIMD（融合乘加）', threads: (n) => `wasm SIMD128，${n} 个线程` },
     oneThread: '，单线程（页面没有跨源隔离，引擎无法与辅助线程共享内存）',
     describeGpt: (i, name, kind, engine) => `${name}：${i.n_layer} 层，${i.n_head} 个头，d_model ${i.d_model}，` +
-      `词表 ${i.n_vocab}（${kind}），上下文 ${i.n_ctx}，${i.n_params.toLocaleString('en')} 个参数（${i.weights_dtype}）；引擎：${engine}`,
+      `词表 ${i.n_vocab}（${kind}），上下文 ${i.n_ctx}，${thousands(i.n_params)} 个参数（${i.weights_dtype}）；引擎：${engine}`,
     describeTranslator: (i, name, kind, engine) => `${name}：编码器-解码器，${i.n_encoder_layers} 层编码器、` +
       `${i.n_decoder_layers} 层解码器，${i.n_head} 个头，d_model ${i.d_model}，d_ff ${i.d_mlp}，${i.norm === 'post' ? '后置' : '前置'}层归一化（${i.norm}-LayerNorm），` +
       `${i.positions === 'sinusoidal' ? '正弦' : '学习的'}位置编码，词表 ${i.n_vocab}（${kind}），最大长度 ${i.n_ctx}，` +
-      `${i.n_params.toLocaleString('en')} 个参数（${i.weights_dtype}）；引擎：${engine}`,
+      `${thousands(i.n_params)} 个参数（${i.weights_dtype}）；引擎：${engine}`,
     prompt: '提示词',
     source: '源句子',
     text: '文本',
@@ -1111,7 +1114,7 @@ export const STRINGS = {
       steps: '训练步数',
       lossAxis: '损失（每词元奈特）',
       lossLabel: (names, vals) => `${names.join(' 与 ')} 的训练与验证损失；最终验证损失 ${vals.map((v) => v.toFixed(3)).join(' 与 ')}`,
-      legend: (name, val, bpb, n) => `${name}：验证损失 ${val.toFixed(3)}${bpb ? `，每字节 ${bpb.toFixed(3)} 比特` : ''}，${n.toLocaleString('en')} 个参数`,
+      legend: (name, val, bpb, n) => `${name}：验证损失 ${val.toFixed(3)}${bpb ? `，每字节 ${bpb.toFixed(3)} 比特` : ''}，${thousands(n)} 个参数`,
       lossNote: '实线：验证损失；虚线：训练损失；都来自各文件夹中训练时写下的 metrics.json（weights/train.py）。',
       rowTitle: (name, kind, i, l) => ` ${name}：${kind === 'rotary' ? '旋转位置' : '学习的位置（W_pos）'}，第 ${l} 层（共 ${i.n_layer} 层），${i.n_head} 个头`,
       headLabel: (name, l, h, T) => `${name}，第 ${l} 层，第 ${h} 个头：${T} 个词元上的注意力模式`,

@@ -56,7 +56,7 @@
 // shadow root, with its palette on :host (light, dark by prefers-color-scheme unless theme says
 // otherwise), rem read as em and its narrow-screen rules as container queries on the element's
 // own width; then this file's few rules for the frame. Nothing is added to the page's styles.
-import { decodeState, encodeState, LANGS, ELEMENT_VIEWS } from './state.js';
+import { decodeState, encodeState, LANGS, ELEMENT_VIEWS, MODELS } from './state.js';
 import { t, has, setLang, setArch } from './i18n.js';
 import { createText } from './views/text.js';
 import { createTop } from './views/top.js';
@@ -236,7 +236,9 @@ class Hub {
     } catch (e) {
       this.failure = { type: 'error', code: 'worker', message: e.message, during: 'load' };
     }
-    this.loaded = this.request({ type: 'load', base, name: name.name, origin: name.shipped ? 'shipped' : 'url' });
+    // a shipped model's files are known: fetched all at once, none asked for that is not there
+    const files = name.shipped ? MODELS.find((x) => x.id === name.name)?.files : undefined;
+    this.loaded = this.request({ type: 'load', base, name: name.name, origin: name.shipped ? 'shipped' : 'url', ...(files ? { files } : {}) });
     this.loaded.catch(() => {});
   }
 

@@ -6,6 +6,29 @@ import { GUIDE } from './guide.js';
 import { decodeSandbox, encodeSandbox } from './sandbox.js';
 import { modelBaseUrl } from './fetch-model.js';
 
+/**
+ * The shipped models (weights/) and one test fixture; ?model=<id> picks one. `base` is the folder
+ * beside web/; `files` are the files it holds, fetched all at once (a folder opened by URL is
+ * probed for its tokenizer instead: web/fetch-model.js); tests/first_probs.test.mjs checks them against
+ * the folders.
+ */
+export const MODELS = [
+  { id: 'austen', name: 'austen: a small GPT trained on Jane Austen', zh: 'austen：用简·奥斯汀小说训练的小型 GPT', base: '../weights/austen/',
+    files: ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'], prompt: 'It is a truth universally acknowledged, that a single man' },
+  // the same text, tokenizer and budget with rotary positions, RMSNorm and SwiGLU: listed once its
+  // folder is there (optional: checked once the page has shown its first view)
+  { id: 'austen-llama', name: 'austen-llama: the same, Llama-style (rotary positions)', zh: 'austen-llama：同上，Llama 风格（旋转位置编码）', base: '../weights/austen-llama/',
+    files: ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'], prompt: 'It is a truth universally acknowledged, that a single man', optional: true },
+  { id: 'poetry', name: 'poetry: Tang poems, one character per token', zh: 'poetry：唐诗，每个字一个词元', base: '../weights/poetry/',
+    files: ['config.json', 'vocab.json', 'model.safetensors'], prompt: '床前明月光，疑是地上霜。' },
+  { id: 'induction', name: 'induction: two attention-only layers with an induction head', zh: 'induction：两层纯注意力模型，含一个归纳头', base: '../weights/induction/',
+    files: ['config.json', 'vocab.json', 'model.safetensors'], prompt: '5dT8fhm6MzvtrkpYBZNI5dT8fhm6' },
+  { id: 'zh-en', name: 'zh-en: the original encoder-decoder Transformer, Chinese to English', zh: 'zh-en：原始的编码器-解码器 Transformer，中译英', base: '../weights/zh-en/',
+    files: ['config.json', 'tokenizer.json', 'model.safetensors'], prompt: '我请李雷帮我订了去北京的机票', translator: true },
+  { id: 'gpt2-tiny', name: 'gpt2-tiny: random weights, a test fixture', zh: 'gpt2-tiny：随机权重，测试用', base: '../tests/fixtures/gpt2-tiny/',
+    files: ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors'], prompt: 'The query of one position is compared with the keys' },
+];
+
 export const STAGES = ['pattern', 'masked', 'scores'];
 export const KINDS = ['cross', 'decoder', 'encoder'];
 export const VIEWS = ['probs', 'attention', 'grid', 'translate', 'text', 'positions', 'steps', 'embed', 'norm', 'ffn', 'output',

@@ -26,7 +26,7 @@
 // -log p (kept per sequence); then rewound to the selected position, whose distribution under the
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
+// In:  prefetch {search, page} | load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look}
 //      | patch {id, seq, corrupt, a, b}; view and generate also carry ablate (the head ablations, in
 //      force on every session) and view interv (what the intervention views want: web/experiments.js)
@@ -34,14 +34,17 @@
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]}
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
-// load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision (see load);
+// load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision, files (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
 //
-// The engine build: the fastest for the model (web/lantern.js's autoBuild: threads on a
-// cross-origin isolated page for a model large enough to gain from them, else relaxed SIMD where
-// this browser validates it, else strict); the worker's URL may name one
-// (?engine=strict|relaxed|threads). The engine is fetched and compiled while the model's files
-// download, and a threaded engine's helper threads start once the first view has been answered.
+// The engine build: the fastest for the model (web/lantern.js's autoBuild: strict for a model too
+// small for threads or relaxed SIMD to pay, every shipped one; for a larger one threads on a
+// cross-origin isolated page, else relaxed SIMD where this browser validates it, else strict); the
+// worker's URL may name one
+// (?engine=strict|relaxed|threads). The engine is fetched and compiled from the moment this worker
+// starts, while the model's files download, and a threaded engine's helper threads start once the
+// first view has been answered. The playground starts this worker from index.html's first script
+// and names its model at once ('prefetch'), so the model loads while the page's modules do.
 import { createLantern, autoBuild } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
@@ -50,6 +53,9 @@ import { createResidualProbe, residualBuffers } from './residual.js';
 import { fetchModel, cachedByDefault } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
 import './interventions.js'; // experiments.js's import, named here so that it is fetched with the rest, not after them
+import { MODELS, decodeState } from './state.js'; // which shipped model a page's address names (prefetch)
+import './guide.js'; // state.js's imports, named for the same reason
+import './sandbox.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
@@ -214,7 +220,8 @@ function padVocabulary(tok, nModel) {
 }
 
 /** Load the model and tokenizer from their files' bytes; `extra` goes into the 'loaded' message
- * ({ base, fromCache, precision } for a folder fetched by URL). */
+ * ({ base, fromCache, precision } for a folder fetched by URL). Returns that message, for the
+ * caller to post: { message, transfer }. */
 function install(files, name, origin, allowUnused = false, extra = {}) {
   const { config, weights } = files;
   if (!config) throw new PageError('missing-file', { file: 'config.json' }, 'config.json is missing');
@@ -281,13 +288,17 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   // learned or sinusoidal positions as a table; a rotary model (Llama, GPT-NeoX) has none
   const peName = isTranslator() ? 'encoder.W_pos' : 'W_pos';
   const pe = (model.info.model_tensors ?? []).includes(peName) ? model.tensor(peName) : null;
-  postMessage({
-    type: 'loaded', info: model.info, kind: special.sentencepiece ? 'sentencepiece' : tokenizer.kind, name, origin, pe, ...extra,
-    bos: special.addBos ? { id: special.bos, text: tokenizer.display(special.bos) } : null,
-    eos: special.eos.map((id) => ({ id, text: tokenizer.display(id) })),
-    build: lantern.build, threads: lantern.threads,
-  }, pe ? [pe.data.buffer] : []);
+  return {
+    message: {
+      type: 'loaded', info: model.info, kind: special.sentencepiece ? 'sentencepiece' : tokenizer.kind, name, origin, pe, ...extra,
+      bos: special.addBos ? { id: special.bos, text: tokenizer.display(special.bos) } : null,
+      eos: special.eos.map((id) => ({ id, text: tokenizer.display(id) })),
+      build: lantern.build, threads: lantern.threads,
+    },
+    transfer: pe ? [pe.data.buffer] : [],
+  };
 }
+const announce = ({ message, transfer }) => postMessage(message, transfer);
 
 // What the folder says about the special tokens of a GPT-like model: { bos, addBos, eos: [ids] }.
 // BOS goes before the prompt when tokenizer_config.json's add_bos_token says so, else when
@@ -325,19 +336,53 @@ function specialTokens(files) {
  * `cache` keeps it in the Cache API (default: a folder on another origin); above `askAbove` bytes
  * of weights the load stops with the error 'large-download' {bytes} unless `confirmed`;
  * `precision` is the engine's ('auto', 'int8', ...). */
-async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confirmed = false, precision = 'auto' }) {
-  const early = engineFor(null); // compiles while the files download
-  early.catch(() => {});         // (its failure is reported below, when it is needed)
+async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confirmed = false, precision = 'auto', files = null }) {
+  // the page's first script named this model before the page could ask: it is loaded already
+  const ahead = early;
+  early = null;
+  const held = ahead && ahead.base === base && ahead.name === name && origin === 'shipped' && precision === 'auto' &&
+    !(cache ?? cachedByDefault(base)) ? await ahead.job : null;
+  if (held) {
+    if (held.progress) postMessage(held.progress);
+    announce(held.loaded);
+    return;
+  }
+  engineFor(null).catch(() => {}); // compiles while the files download (its failure is reported below, when it is needed)
   const keep = cache ?? cachedByDefault(base);
   const got = await fetchModel(base, {
-    cache: keep, askAbove, confirmed,
+    cache: keep, askAbove, confirmed, files,
     onProgress: (loaded, total, file, cached = false) => postMessage({ type: 'progress', loaded, total, file, base, cached }),
   });
   const { fromCache } = got;
   lantern = await engineFor(got.files.config);
-  install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes });
+  announce(install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes }));
   await got.store();
   if (keep && !fromCache) postMessage({ type: 'stored', base, bytes: got.bytes });
+}
+
+/** A shipped model named by the page before its modules have loaded (index.html's first script
+ * posts 'prefetch' {search, page}, its address, as it starts this worker): fetched and installed at once,
+ * its 'loaded' message (and last progress) kept for the page's 'load' of the same folder. The
+ * page's modules and this load then run side by side; a failure here is left for that load to
+ * meet again and report. */
+let early = null; // { base, name, job: the promise of { loaded, progress } or null }
+let firstPass = null; // { version, ms }: the pass prefetch ran on the page's text, which its first view reports
+async function prefetch({ base, name, files, text }) {
+  let progress = null;
+  const got = await fetchModel(base, {
+    files, onProgress: (loaded, total, file, cached = false) => { progress = { type: 'progress', loaded, total, file, base, cached }; },
+  });
+  lantern = await engineFor(got.files.config);
+  const loaded = install(got.files, name, 'shipped', false, { base, fromCache: got.fromCache, precision: 'auto', bytes: got.bytes });
+  if (text != null) {
+    try {
+      const seq = sequence({ text, steps: [], hist: null });
+      experiments.setEdits(seq, []);
+      const ms = sync(seq, { temperature: 1, topK: 0, topP: 1 });
+      if (ms != null) firstPass = { version, ms };
+    } catch { /* the page's own view says what is wrong */ }
+  }
+  return { loaded, progress };
 }
 
 /** Open files the person picked; files null with allowUnused: the ones just refused, anyway. */
@@ -345,15 +390,15 @@ async function loadFiles(files, name, allowUnused = false) {
   if (!files) {
     if (!refused) throw new Error('there are no refused files to open');
     lantern = await engineFor(refused.config);
-    install(refused, name, 'files', allowUnused);
+    announce(install(refused, name, 'files', allowUnused));
     return;
   }
   const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
   lantern = await engineFor(byName('config.json'));
-  install({
+  announce(install({
     config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
     vocab: byName('vocab.json'), merges: byName('merges.txt'), tokenizerConfig: byName('tokenizer_config.json'),
-  }, name, 'files', allowUnused);
+  }, name, 'files', allowUnused));
 }
 
 /** The engine for a model with this config.json (null: not known yet, as while its files
@@ -685,7 +730,9 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
 function view(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
-  const ms = sync(seq, req.sampling);
+  let ms = sync(seq, req.sampling);
+  if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch), for this very sequence
+  firstPass = null;
   residualWant = req.residual ?? null;
   buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv);
 }
@@ -831,12 +878,12 @@ function patch(req) {
  * shorter context and to COMPARE_TOKENS, so that every head's matrix stays readable. */
 const COMPARE_TOKENS = 48;
 const compared = new Map(); // base -> { model, tokenizer }
-async function compare({ id, bases, text, layer }) {
+async function compare({ id, bases, files: listed = [], text, layer }) {
   lantern ??= await createLantern({ build: engineBuild });
   const models = [];
-  for (const base of bases) {
+  for (const [i, base] of bases.entries()) {
     if (!compared.has(base)) {
-      const { files } = await fetchModel(base);
+      const { files } = await fetchModel(base, { files: listed[i] ?? null }); // a shipped pair's files are known
       const m = lantern.loadModel({ config: files.config, weights: files.weights });
       const tok = lantern.loadTokenizer(files.tokenizerJson ? { tokenizerJson: files.tokenizerJson } : files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab });
       compared.set(base, { model: m, tokenizer: tok });
@@ -865,10 +912,23 @@ async function compare({ id, bases, text, layer }) {
 // ---------------------------------------------------------------- messages
 
 let queue = Promise.resolve();
+// the engine compiles from the moment this worker starts, while the page and the model load
+engineFor(null).catch(() => {});
 
 onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
+  if (data.type === 'prefetch') { // first in the queue: a failure is met again by the page's load
+    const s = decodeState(data.search, MODELS.map((m) => m.id));
+    const m = MODELS.find((x) => x.id === s.model); // (none for a folder by URL, or files)
+    if (!m) return;
+    const base = new URL(m.base, data.page).href;
+    // the text the address names, when nothing else is (no steps, no ablations), is run at once too
+    const text = s.steps.length || s.ablate.length ? null : s.prompt ?? m.prompt;
+    early = { base, name: m.id, job: queue.then(() => prefetch({ base, name: m.id, files: m.files, text })).catch(() => null) };
+    queue = early.job;
+    return;
+  }
   if (data.type === 'view' && gen) {
     gen.look = data.look;
     gen.viewId = data.id;

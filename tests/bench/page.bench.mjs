@@ -16,7 +16,9 @@
 //      from the HTTP cache, revalidated with a bodiless 304), each the median of a few runs.
 //      Targets: under 500 ms, and under 200 ms on the second visit. The same runs also give
 //      navigation to the page's first drawn view (body[data-ready=true]), for information.
-//      LANTERN_BENCH_VISITS=n sets the runs; LANTERN_BENCH_PART=first runs this part alone.
+//      LANTERN_BENCH_VISITS=n sets the runs; LANTERN_BENCH_PART=first runs this part alone;
+//      LANTERN_BENCH_ROOT=dir serves another folder laid out like the repository (web/, weights/,
+//      tests/fixtures/: a copy of an earlier web/, say), to compare two versions of the page.
 //
 // After every change it waits until the page says it is ready (body[data-ready=true]), every
 // message posted to a worker since has had an answer, and two animation frames have passed, so
@@ -345,10 +347,16 @@ async function firstProbabilities(browser, model, runs) {
         const problems = [];
         page.on('pageerror', (e) => problems.push(e.message));
         await page.goto(`${origin}/web/?model=${model}`, { waitUntil: 'commit', timeout: 120000 });
-        try {
-          await page.waitForFunction(() => window.__bench.firstProbs != null && window.__bench.readyAt != null, null, { timeout: 60000, polling: 100 });
-        } catch (e) {
-          throw new Error(`no probabilities within 60 s (${await stuckBecause(page)})${problems.length ? ` (page: ${problems.join('; ')})` : ''}`);
+        // polled with page.evaluate, not page.waitForFunction: that injects Playwright's own
+        // script into the page as it loads, a long main-thread task no visitor's page has
+        const t0 = Date.now();
+        const probed = () => withTimeout(page.evaluate(() => window.__bench?.firstProbs != null && window.__bench.readyAt != null), 10000, 'polling')
+          .catch(() => false);
+        while (!(await probed())) {
+          if (Date.now() - t0 > 60000) {
+            throw new Error(`no probabilities within 60 s (${await stuckBecause(page)})${problems.length ? ` (page: ${problems.join('; ')})` : ''}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
         }
         const { probs, ready } = await page.evaluate(() => ({ probs: window.__bench.firstProbs, ready: window.__bench.readyAt }));
         engine = await page.evaluate(() => document.body.dataset.engine ?? '?');
@@ -444,7 +452,7 @@ if (!ONLY_FIRST) { // (part 3 alone needs neither)
   }
 }
 
-const server = await serve(0);
+const server = await serve(0, '127.0.0.1', process.env.LANTERN_BENCH_ROOT ? { root: process.env.LANTERN_BENCH_ROOT.replace(/\/?$/, '/') } : {});
 const origin = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
@@ -453,7 +461,8 @@ const browser = await chromium.launch({
 });
 const started = Date.now();
 console.log(`page bench: Chromium ${browser.version()} (headless), ${cpus().length} x ${cpus()[0].model}, Node ${process.versions.node}, ` +
-  `${new Date().toISOString().slice(0, 10)}; the page on ${origin} (cross-origin isolated)`);
+  `${new Date().toISOString().slice(0, 10)}; the page on ${origin} (cross-origin isolated)` +
+  (process.env.LANTERN_BENCH_ROOT ? `, served from ${process.env.LANTERN_BENCH_ROOT}` : ''));
 
 try {
   console.log(`\n3. navigation to the first probabilities painted, first and second visit (median of ${VISITS}; load ${loadAverage()})`);

@@ -21,7 +21,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   let follow = true;      // keep the newest query in view
   let fitted = true;      // the whole matrix in view (until the reader zooms)
   let focus = { i: 0, j: 0 }, hover = null;
-  let W = 440, H = 440, ML = 0, MT = 0, labelled = false;
+  let W = 440, H = 440, ML = 0, MT = 0, labelled = false, sized = false;
   let frame = 0;
 
   const n = () => ({ r: m ? m.R - m.first : 0, c: m ? m.C - m.first : 0 });
@@ -29,6 +29,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   const labels = () => cell >= LABEL_CELL;
 
   function layout() {
+    sized = true;
     const width = Math.max(200, Math.floor(canvas.parentElement.clientWidth));
     const height = Math.max(120, Math.min(width, Math.floor(maxHeight())));
     const dpr = globalThis.devicePixelRatio || 1;
@@ -348,9 +349,10 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     layout();
     if (m && (before[0] !== W || before[1] !== H)) { if (fitted) fit(); else if (follow) newest(); clampView(); schedule(); }
   };
+  // sized when the page is first laid out (the observer's first call), not here: reading the
+  // width now would make the browser lay the page out in the middle of building it
   new ResizeObserver(relayout).observe(canvas.parentElement);
   globalThis.addEventListener?.('resize', relayout);
-  layout();
 
   let shape = '';
   return {
@@ -360,6 +362,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     update(attn, rowTokens, colTokens) {
       if (!attn) { g.reset(); m = null; ctx.clearRect(0, 0, W, H); minimap.hidden = true; legend.textContent = ''; readout.textContent = ''; range.textContent = ''; return; }
       g.run(attn.key, () => {
+        if (!sized) layout(); // (a page never drawn yet, as in a tab in the background)
         const grew = m && m.kind === attn.kind && m.first === attn.first && attn.R >= m.R;
         const oldR = m?.R ?? 0;
         m = attn;

@@ -1,0 +1,172 @@
+// What stands between opening the page and its first probabilities (issue #18, item 4): the
+// shipped models' files are named beforehand (web/state.js's MODELS) and fetched all at once, with
+// no request for a file a folder does not have; index.html's first script starts the engine worker,
+// which loads the model the address names while the page's modules load, and the page's own load
+// of that model takes it over (one request per file, no second download); the page asks for one
+// view when the model is there (not one per setting it settles), and that view reports the real
+// time of the forward pass that computed it. Without the early script the page starts its own
+// worker and works as before.
+import { test as nodeTest, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../web/serve.mjs';
+import { MODELS } from '../web/state.js';
+import { fetchModel } from '../web/fetch-model.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
+
+const test = (name, fn) => nodeTest(name, { timeout: 120000 }, fn);
+const WEB = fileURLToPath(new URL('../web/', import.meta.url));
+// the files the loader reads from a folder (README.md, metrics.json, loss.png... are not its)
+const LOADER_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt'];
+
+let server, origin, browser;
+before(async () => {
+  server = await serve(0);
+  origin = `http://127.0.0.1:${server.address().port}`;
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+  server?.closeAllConnections();
+});
+
+test('each shipped model names exactly the files its folder holds for the loader', () => {
+  for (const m of MODELS) {
+    const dir = join(WEB, m.base);
+    if (m.optional && !existsSync(dir)) continue;
+    const held = readdirSync(dir).filter((f) => LOADER_FILES.includes(f)).sort();
+    assert.deepEqual([...m.files].sort(), held, `${m.id}: MODELS' files against ${m.base}`);
+    assert.ok(m.files.includes('config.json') && m.files.includes('model.safetensors'), m.id);
+  }
+});
+
+/** fetchModel under Node, every request noted: [url, 'start' | 'end']. */
+async function noted(run) {
+  const log = [], plain = globalThis.fetch;
+  globalThis.fetch = async (url, options) => {
+    log.push([String(url).split('/').pop(), 'start']);
+    const r = await plain(url, options);
+    log.push([String(url).split('/').pop(), 'end']);
+    return r;
+  };
+  try {
+    return { result: await run().catch((e) => e), log };
+  } finally {
+    globalThis.fetch = plain;
+  }
+}
+
+test('a folder with its files named is fetched in one round: each file once, nothing probed', async () => {
+  for (const id of ['austen', 'zh-en', 'induction']) {
+    const m = MODELS.find((x) => x.id === id);
+    const base = `${origin}/weights/${id}/`;
+    const { result: got, log } = await noted(() => fetchModel(base, { files: m.files }));
+    assert.ok(!(got instanceof Error), `${id}: ${got.message}`);
+    const starts = log.filter(([, what]) => what === 'start').map(([f]) => f);
+    assert.deepEqual([...starts].sort(), [...m.files].sort(), `${id}: the files named, each once, and no other`);
+    assert.ok(log.findIndex(([, what]) => what === 'end') >= m.files.length, `${id}: every request is made before the first answer`);
+    const on = (f) => new Uint8Array(readFileSync(join(WEB, m.base, f)));
+    assert.deepEqual(got.files.weights, on('model.safetensors'));
+    assert.deepEqual(got.files.config, on('config.json'));
+    if (m.files.includes('tokenizer.json')) assert.deepEqual(got.files.tokenizerJson, on('tokenizer.json'));
+    else assert.deepEqual(got.files.vocab, on('vocab.json'));
+    assert.equal(got.files.merges != null, m.files.includes('merges.txt'), id);
+  }
+  // the probing way, for comparison: the same folder without its files named asks for tokenizer.json
+  const { log } = await noted(() => fetchModel(`${origin}/weights/austen/`));
+  assert.ok(log.some(([f]) => f === 'tokenizer.json'), 'a folder by URL is still probed for its tokenizer');
+});
+
+test('a file named but missing, or weights above the limit, fail as they do for a folder by URL', async () => {
+  const base = `${origin}/weights/austen/`;
+  const missing = await fetchModel(base, { files: ['config.json', 'tokenizer.json', 'model.safetensors'] }).catch((e) => e);
+  assert.equal(missing.code, 'not-found');
+  assert.deepEqual(missing.args, { file: 'tokenizer.json', url: `${base}tokenizer.json` });
+  const large = await fetchModel(base, { files: MODELS[0].files, askAbove: 1000 }).catch((e) => e);
+  assert.equal(large.code, 'large-download');
+  assert.equal(large.args.bytes, readFileSync(join(WEB, MODELS[0].base, 'model.safetensors')).length);
+  assert.equal((await fetchModel(base, { files: MODELS[0].files, askAbove: 1000, confirmed: true })).bytes, large.args.bytes);
+});
+
+// Installed before the page's scripts: every message posted to a worker, and the first time the
+// next-token table shows a probability.
+function watch() {
+  window.posted = [];
+  const Native = window.Worker;
+  window.Worker = class extends Native {
+    postMessage(msg, ...rest) {
+      window.posted.push({ type: msg?.type, at: performance.now() });
+      return super.postMessage(msg, ...rest);
+    }
+  };
+}
+
+/** Open the page on a model; returns what it asked of the network and of its worker. */
+async function open(query, { strip = false } = {}) {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+  await context.addInitScript(watch);
+  if (strip) { // index.html without its first script: app.js starts the worker itself
+    await context.route(/\/web\/(\?.*)?$/, async (route) => {
+      const response = await route.fetch();
+      const html = (await response.text()).replace(/<script>\n\{[\s\S]*?<\/script>\n/, '');
+      await route.fulfill({ response, body: html });
+    });
+  }
+  const page = await context.newPage();
+  const requests = [], failures = [], errors = [];
+  context.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  context.on('response', (r) => { if (r.status() >= 400) failures.push(`${r.status()} ${new URL(r.url()).pathname}`); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${origin}/web/${query}`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#top tbody td.bar'), null, { timeout: 60000 });
+  return { page, context, requests, failures, errors };
+}
+
+test('the page loads its model once, started by its first script, with no 404 and one view asked for', async () => {
+  for (const id of ['austen', 'poetry', 'zh-en']) {
+    const m = MODELS.find((x) => x.id === id);
+    const { page, context, requests, failures, errors } = await open(`?model=${id}&lang=en`);
+    // the comparison panel and the line about downloaded models come after the first view: let them
+    await page.waitForTimeout(500);
+    assert.deepEqual(failures, [], `${id}: no request fails`);
+    assert.deepEqual(errors, [], id);
+    const folder = `/weights/${id}/`;
+    const asked = requests.filter((p) => p.startsWith(folder)).map((p) => p.slice(folder.length));
+    assert.deepEqual(asked.filter((f) => LOADER_FILES.includes(f)).sort(), [...m.files].sort(), `${id}: each of its files once`);
+    assert.equal(await page.evaluate(() => !!globalThis.lanternEarly), true, 'index.html started the worker');
+    const posted = await page.evaluate(() => window.posted.map((p) => p.type));
+    assert.equal(posted[0], 'prefetch', `${id}: the first script names the model before the page's modules run: ${posted}`);
+    assert.equal(posted.filter((t) => t === 'load').length, 1, id);
+    // one view for the loaded model (a translator's first view, then its translation and the view after it)
+    const views = posted.slice(posted.indexOf('load')).filter((t) => t === 'view').length;
+    assert.equal(views, m.translator ? 2 : 1, `${id}: views asked for on loading: ${posted}`);
+    if (!m.translator) {
+      assert.match(await page.textContent('#stats'), /forward pass \d+\.\d ms/, `${id}: the first view says how long its pass took`);
+    }
+    await context.close();
+  }
+});
+
+test('without its first script the page starts its own worker, and shows the same', async () => {
+  const plain = await open('?model=austen&lang=en');
+  const stripped = await open('?model=austen&lang=en', { strip: true });
+  try {
+    assert.equal(await stripped.page.evaluate(() => globalThis.lanternEarly ?? null), null);
+    assert.deepEqual(stripped.failures, []);
+    assert.deepEqual(stripped.errors, []);
+    const posted = await stripped.page.evaluate(() => window.posted.map((p) => p.type));
+    assert.ok(!posted.includes('prefetch'), String(posted));
+    for (const sel of ['#tokens', '#top tbody', '#model-name']) {
+      assert.equal(await stripped.page.textContent(sel), await plain.page.textContent(sel), sel);
+    }
+    assert.match(await stripped.page.textContent('#stats'), /forward pass \d+\.\d ms/);
+  } finally {
+    await plain.context.close();
+    await stripped.context.close();
+  }
+});
