@@ -511,7 +511,8 @@ void lt_matmul(lt_pass *p, float *out, const float *in, const lt_mat *w, const f
                int32_t d_in, int32_t d_out);
 void lt_matmul_nt(lt_pass *p, float *out, const float *in, const lt_mat *w, int32_t n, int32_t d_in,
                   int32_t d_out);
-/* out[n, d_out] = in @ w^T + bias (bias may be NULL): an nn.Linear held as [d_out, d_in] rows. */
+/* out[n, d_out] = in @ w^T + bias (bias may be NULL): an nn.Linear, held as [d_out, d_in] rows or repacked
+ * into column panels at load (lt_take_linear_mat). */
 void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
                int32_t d_out);
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows

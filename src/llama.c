@@ -191,7 +191,7 @@ static int32_t take_all(lt_model *m, lt_loader *L, const void *ctx) {
             if (!parts[i].want) continue;
             char name[96];
             snprintf(name, sizeof name, "model.layers.%d.%s", (int)l, parts[i].suffix);
-            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, false, parts[i].mat)
+            rc = parts[i].mat ? lt_take_linear_mat(L, name, parts[i].rows, parts[i].cols, 0, parts[i].rows, parts[i].mat)
                               : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
             if (rc) return rc;
         }

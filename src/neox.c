@@ -142,7 +142,7 @@ static int32_t take_all(lt_model *m, lt_loader *L, const void *ctx) {
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
             if (!parts[i].want) continue;
             snprintf(name, sizeof name, P "layers.%d.%s", (int)l, parts[i].suffix);
-            rc = parts[i].mat ? lt_take_mat(L, name, parts[i].rows, parts[i].cols, false, parts[i].mat)
+            rc = parts[i].mat ? lt_take_linear_mat(L, name, parts[i].rows, parts[i].cols, 0, parts[i].rows, parts[i].mat)
                               : lt_take(L, name, parts[i].rows, parts[i].cols, parts[i].vec);
             if (rc) return rc;
         }

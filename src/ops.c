@@ -122,6 +122,10 @@ void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t 
 
 void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const float *bias, int32_t n, int32_t d_in,
                int32_t d_out) {
+    if (w->packed) { /* repacked into column panels at load (lt_take_linear_mat): the bias starts the sums */
+        lt_matmul(p, out, in, w, bias, n, d_in, d_out);
+        return;
+    }
     lt_matmul_nt(p, out, in, w, n, d_in, d_out);
     if (bias)
         for (int32_t t = 0; t < n; t++) lt_k_add(out + (size_t)t * d_out, bias, d_out);
