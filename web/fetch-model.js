@@ -224,14 +224,25 @@ export async function fetchModel(base, { onProgress = () => {}, cache = false, a
   signal?.addEventListener('abort', () => controller.abort(), { once: true });
   const r = await request(at(file), file, controller.signal);
   if (!r.ok) throw statusError(file, at(file), r.status);
-  const total = Number(r.headers.get('Content-Length')) || 0;
-  if (askAbove > 0 && total > askAbove && !confirmed) {
-    controller.abort(); // nothing of the body is read
-    throw new FetchError('large-download', { bytes: total, url: at(file) }, `model.safetensors is ${total} bytes: confirm the download`);
+  try {
+    got[file] = await readWeights(r, at(file), { askAbove, confirmed, onProgress });
+  } catch (e) {
+    controller.abort(); // refused as too large: nothing of the body is read
+    throw e;
   }
-  got[file] = await readBody(r, file, (l, t) => onProgress(l, t, file));
 
   return downloaded(base, got, store);
+}
+
+/** model.safetensors' body from its response r, refused as 'large-download' on its headers (before
+ * any of it is read) when it is larger than askAbove bytes and not confirmed. */
+async function readWeights(r, url, { askAbove, confirmed, onProgress }) {
+  const file = 'model.safetensors';
+  const total = Number(r.headers.get('Content-Length')) || 0;
+  if (askAbove > 0 && total > askAbove && !confirmed) {
+    throw new FetchError('large-download', { bytes: total, url }, `${file} is ${total} bytes: confirm the download`);
+  }
+  return readBody(r, file, (l, t) => onProgress(l, t, file));
 }
 
 /** A folder whose files are named beforehand: every one requested at once (config.json and
@@ -245,13 +256,7 @@ async function fetchListed(base, files, { store, onProgress, askAbove, confirmed
   const one = async (file) => {
     const r = await request(at(file), file, controller.signal);
     if (!r.ok) throw statusError(file, at(file), r.status);
-    if (file === 'model.safetensors') {
-      const total = Number(r.headers.get('Content-Length')) || 0;
-      if (askAbove > 0 && total > askAbove && !confirmed) {
-        throw new FetchError('large-download', { bytes: total, url: at(file) }, `model.safetensors is ${total} bytes: confirm the download`);
-      }
-      got[file] = await readBody(r, file, (l, t) => onProgress(l, t, file));
-    } else got[file] = await readBody(r, file);
+    got[file] = file === 'model.safetensors' ? await readWeights(r, at(file), { askAbove, confirmed, onProgress }) : await readBody(r, file);
   };
   try {
     await Promise.all(names.map(one));
