@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { createLantern } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
-import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small, ensureRandomSmolLM2, cacheShape } from './models.mjs';
+import { ROOT, BENCH, PYTHON, SHIPPED, ensureRandomGpt2Small, ensureRandomSmolLM2, cacheShape } from './models.mjs';
 import { printTargets, status, LONG_PREFILL, BUSY_AUTO } from './targets.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -68,7 +68,7 @@ function ensureModels() {
   const smol = ensureRandomSmolLM2();
   models.push({ name: 'SmolLM2-135M shape, F32', dir: smol, onnx: `${BENCH}smollm2-random.onnx`, export: 'export_llama.py' });
   models.push({ name: 'SmolLM2-135M shape, int8', dir: smol, onnx: `${BENCH}smollm2-random.onnx`, precision: 'int8' });
-  for (const name of ['austen', 'poetry', 'induction']) {
+  for (const name of SHIPPED) {
     models.push({ name, dir: `${ROOT}weights/${name}/`, onnx: `${BENCH}${name}.onnx`, shipped: true });
   }
   for (const m of models) {
@@ -364,10 +364,9 @@ async function busySection(models) {
 const FILTER = process.env.BENCH_MODELS ? new RegExp(process.env.BENCH_MODELS, 'i') : null;
 // BENCH_PART=busy runs only the section on 'auto' with another process busy (#18 item 6), on
 // the shipped models BENCH_MODELS matches
-const SHIPPED = ['austen', 'poetry', 'induction'].map((name) => ({ name, dir: `${ROOT}weights/${name}/` }))
-  .filter((m) => !FILTER || FILTER.test(m.name));
+const shipped = SHIPPED.map((name) => ({ name, dir: `${ROOT}weights/${name}/` })).filter((m) => !FILTER || FILTER.test(m.name));
 if (process.env.BENCH_PART === 'busy') {
-  await busySection(SHIPPED);
+  await busySection(shipped);
   process.exit(0);
 }
 const models = ensureModels().filter((m) => !FILTER || FILTER.test(m.name));
@@ -475,4 +474,4 @@ for (const r of quality()) {
   console.log(`| ${r.name} | ${(r.bytes[0] / 1e6).toFixed(2)} / ${(r.bytes[1] / 1e6).toFixed(2)} | ${r.err.toFixed(4)} (${r.scale.toFixed(2)}) | ${loss} |`);
 }
 
-await busySection(SHIPPED);
+await busySection(shipped);

@@ -14,11 +14,16 @@ export const PYTHON = '/usr/bin/python3';
  * vocabulary 50257, context 1024, F32), made by export_onnx.py (PyTorch) on first use.
  * Returns its folder (config.json and model.safetensors; no tokenizer: see ensureGpt2Tokenizer). */
 export function ensureRandomGpt2Small() {
-  const dir = `${BENCH}gpt2-small-random/`;
+  return ensureRandom('gpt2-small-random', 'GPT-2-small-shaped', 'export_onnx.py', 'random-gpt2-small');
+}
+
+/** build/bench/<folder>/, made by tests/bench/<script> <mode> on first use. */
+function ensureRandom(folder, shape, script, mode) {
+  const dir = `${BENCH}${folder}/`;
   if (!existsSync(`${dir}model.safetensors`)) {
     mkdirSync(BENCH, { recursive: true });
-    console.log('making the random GPT-2-small-shaped model (build/bench/gpt2-small-random) ...');
-    execFileSync(PYTHON, [`${ROOT}tests/bench/export_onnx.py`, 'random-gpt2-small', dir], { stdio: 'inherit' });
+    console.log(`making the random ${shape} model (build/bench/${folder}) ...`);
+    execFileSync(PYTHON, [`${ROOT}tests/bench/${script}`, mode, dir], { stdio: 'inherit' });
   }
   return dir;
 }
@@ -38,14 +43,11 @@ export function ensureGpt2Tokenizer(dir) {
  * heads over 3 key-value heads, SwiGLU 1536, vocabulary 49152, tied embeddings, rope_theta
  * 100000, F32), made by export_llama.py (PyTorch) on first use. Returns its folder. */
 export function ensureRandomSmolLM2() {
-  const dir = `${BENCH}smollm2-random/`;
-  if (!existsSync(`${dir}model.safetensors`)) {
-    mkdirSync(BENCH, { recursive: true });
-    console.log('making the random SmolLM2-135M-shaped model (build/bench/smollm2-random) ...');
-    execFileSync(PYTHON, [`${ROOT}tests/bench/export_llama.py`, 'random-smollm2', dir], { stdio: 'inherit' });
-  }
-  return dir;
+  return ensureRandom('smollm2-random', 'SmolLM2-135M-shaped', 'export_llama.py', 'random-smollm2');
 }
+
+/** The shipped GPT-family models every model bench runs (weights/<name>/). */
+export const SHIPPED = ['austen', 'poetry', 'induction'];
 
 /** The KV cache's shape in the exported ONNX graphs, from a GPT-2 or Llama config.json. */
 export function cacheShape(cfg) {

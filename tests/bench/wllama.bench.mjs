@@ -17,7 +17,7 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { cpus } from 'node:os';
 import { chromium } from 'playwright-core';
-import { ROOT, BENCH, PYTHON, ensureRandomGpt2Small, ensureRandomSmolLM2, ensureGpt2Tokenizer, cacheShape } from './models.mjs';
+import { ROOT, BENCH, PYTHON, SHIPPED, ensureRandomGpt2Small, ensureRandomSmolLM2, ensureGpt2Tokenizer, cacheShape } from './models.mjs';
 import { ensureGguf } from './gguf.mjs';
 import { printTargets } from './targets.mjs';
 import { execFileSync } from 'node:child_process';
@@ -26,7 +26,6 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3), WARM = Math.min(2, RUNS);
 const PREFILL = 128, DECODE = 64;
 const THREADS = process.env.BENCH_THREADS === '0' ? 1 : Math.min(8, cpus().length);
-const SHIPPED = ['austen', 'poetry', 'induction'];
 const FILTER = process.env.BENCH_MODELS ? new RegExp(process.env.BENCH_MODELS, 'i') : null;
 
 function promptIds(nVocab, n) {
@@ -56,7 +55,7 @@ function models() {
     { name: 'austen', q: 'F32', dir: austen, lantern: austen, onnx: 'austen.onnx', tok: { vocab: `${austen}vocab.json`, merges: `${austen}merges.txt` }, gguf: 'austen-f32.gguf' },
     // poetry's and induction's vocabularies are characters and symbols that llama.cpp has no
     // tokenizer type for: GPT-2's first 5657 and 64 tokens stand in (the bench runs on ids)
-    ...['poetry', 'induction'].map((name) => ({ name, q: 'F32', dir: `${ROOT}weights/${name}/`, lantern: `${ROOT}weights/${name}/`,
+    ...SHIPPED.filter((name) => name !== 'austen').map((name) => ({ name, q: 'F32', dir: `${ROOT}weights/${name}/`, lantern: `${ROOT}weights/${name}/`,
       onnx: `${name}.onnx`, tok: gpt2Tok, gguf: `${name}-f32.gguf` })),
   ].filter((m) => !FILTER || FILTER.test(`${m.name}, ${m.q}`));
   for (const m of list) {
