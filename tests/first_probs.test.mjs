@@ -1,11 +1,11 @@
 // What stands between opening the page and its first probabilities (issue #18, item 4): the
 // shipped models' files are named beforehand (web/state.js's MODELS) and fetched all at once, with
-// no request for a file a folder does not have; index.html's first script starts the engine worker,
-// which loads the model the address names while the page's modules load, and the page's own load
-// of that model takes it over (one request per file, no second download); the page asks for one
-// view when the model is there (not one per setting it settles), and that view reports the real
-// time of the forward pass that computed it. Without the early script the page starts its own
-// worker and works as before.
+// no request for a file a folder does not have; index.html's first script starts the engine worker
+// with the page's query in its URL, and the worker loads the model it names while the page's
+// modules load; the page's own load of that model takes it over (one request per file, no second
+// download); the page asks for one view when the model is there (not one per setting it settles),
+// and that view reports the real time of the forward pass that computed it. Without the early
+// script the page starts its own worker and works as before.
 import { test as nodeTest, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -139,8 +139,11 @@ test('the page loads its model once, started by its first script, with no 404 an
     const asked = requests.filter((p) => p.startsWith(folder)).map((p) => p.slice(folder.length));
     assert.deepEqual(asked.filter((f) => LOADER_FILES.includes(f)).sort(), [...m.files].sort(), `${id}: each of its files once`);
     assert.equal(await page.evaluate(() => !!globalThis.lanternEarly), true, 'index.html started the worker');
+    // the first script names the model in the worker's own URL, before the page's modules run
+    const named = page.workers().map((w) => new URL(w.url()).searchParams.get('prefetch'));
+    assert.ok(named.includes(`?model=${id}&lang=en`), `${id}: the worker's URL holds the page's query: ${named}`);
     const posted = await page.evaluate(() => window.posted.map((p) => p.type));
-    assert.equal(posted[0], 'prefetch', `${id}: the first script names the model before the page's modules run: ${posted}`);
+    assert.equal(posted[0], 'load', `${id}: ${posted}`);
     assert.equal(posted.filter((t) => t === 'load').length, 1, id);
     // one view for the loaded model (a translator's first view, then its translation and the view after it)
     const views = posted.slice(posted.indexOf('load')).filter((t) => t === 'view').length;
@@ -159,8 +162,8 @@ test('without its first script the page starts its own worker, and shows the sam
     assert.equal(await stripped.page.evaluate(() => globalThis.lanternEarly ?? null), null);
     assert.deepEqual(stripped.failures, []);
     assert.deepEqual(stripped.errors, []);
-    const posted = await stripped.page.evaluate(() => window.posted.map((p) => p.type));
-    assert.ok(!posted.includes('prefetch'), String(posted));
+    const named = stripped.page.workers().map((w) => new URL(w.url()).searchParams.get('prefetch'));
+    assert.ok(named.every((q) => q == null), `app.js's own worker is not named a model in its URL: ${named}`);
     for (const sel of ['#tokens', '#top tbody', '#model-name']) {
       assert.equal(await stripped.page.textContent(sel), await plain.page.textContent(sel), sel);
     }

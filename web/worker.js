@@ -26,7 +26,7 @@
 // -log p (kept per sequence); then rewound to the selected position, whose distribution under the
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
-// In:  prefetch {search, page} | load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look}
 //      | patch {id, seq, corrupt, a, b}; view and generate also carry ablate (the head ablations, in
 //      force on every session) and view interv (what the intervention views want: web/experiments.js)
@@ -44,7 +44,7 @@
 // (?engine=strict|relaxed|threads). The engine is fetched and compiled from the moment this worker
 // starts, while the model's files download, and a threaded engine's helper threads start once the
 // first view has been answered. The playground starts this worker from index.html's first script
-// and names its model at once ('prefetch'), so the model loads while the page's modules do.
+// with the page's query in its URL (?prefetch=), so the model loads while the page's modules do.
 import { createLantern, autoBuild } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
@@ -361,7 +361,7 @@ async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confi
 }
 
 /** A shipped model named by the page before its modules have loaded (index.html's first script
- * posts 'prefetch' {search, page}, its address, as it starts this worker): fetched and installed at once,
+ * starts this worker with the page's query in its URL, ?prefetch=...): fetched and installed at once,
  * its 'loaded' message (and last progress) kept for the page's 'load' of the same folder. The
  * page's modules and this load then run side by side; a failure here is left for that load to
  * meet again and report. */
@@ -915,20 +915,27 @@ let queue = Promise.resolve();
 // the engine compiles from the moment this worker starts, while the page and the model load
 engineFor(null).catch(() => {});
 
+// index.html's first script puts the page's address (its query) in this worker's own URL
+// (?prefetch=...): the model it names is fetched and installed from here, first in the queue, at
+// once. (A message would wait: Chromium hands a starting worker the messages posted to it only
+// when the page's main thread is free again, and that thread is busy with the page's modules.)
+// A failure here is met again by the page's load, which reports it.
+{
+  const search = new URL(self.location.href).searchParams.get('prefetch');
+  const s = search == null ? null : decodeState(search, MODELS.map((m) => m.id));
+  const m = s && MODELS.find((x) => x.id === s.model); // (none for a folder by URL, or files)
+  if (m) {
+    const base = new URL(m.base, self.location.href).href; // the page and this worker are in one folder
+    // the text the address names, when nothing else is (no steps, no ablations), is run at once too
+    const text = s.steps.length || s.ablate.length ? null : s.prompt ?? m.prompt;
+    early = { base, name: m.id, job: prefetch({ base, name: m.id, files: m.files, text }).catch(() => null) };
+    queue = early.job;
+  }
+}
+
 onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
-  if (data.type === 'prefetch') { // first in the queue: a failure is met again by the page's load
-    const s = decodeState(data.search, MODELS.map((m) => m.id));
-    const m = MODELS.find((x) => x.id === s.model); // (none for a folder by URL, or files)
-    if (!m) return;
-    const base = new URL(m.base, data.page).href;
-    // the text the address names, when nothing else is (no steps, no ablations), is run at once too
-    const text = s.steps.length || s.ablate.length ? null : s.prompt ?? m.prompt;
-    early = { base, name: m.id, job: queue.then(() => prefetch({ base, name: m.id, files: m.files, text })).catch(() => null) };
-    queue = early.job;
-    return;
-  }
   if (data.type === 'view' && gen) {
     gen.look = data.look;
     gen.viewId = data.id;
