@@ -213,6 +213,20 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     return LT_OK;
 }
 
+/* A weight times its block's 127 / max, rounded to the nearest integer (ties to even, as lrintf)
+ * in [-127, 127]. rintf and the comparisons compile to single wasm instructions; lrintf and
+ * fmaxf are calls into libc, which took most of an int8 load. */
+static inline int8_t q8_round(float w, float inv) {
+    const float v = rintf(w * inv);
+    return (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : (int)v);
+}
+
+/* The larger of m and |w| (the weights are finite: read_f32 checked them). */
+static inline float abs_max(float m, float w) {
+    const float a = fabsf(w);
+    return a > m ? a : m;
+}
+
 /* The d_out x d_in matrix whose element (j, i) is w[j * sj + i * si], quantized to 8 bits into
  * out (q: (d_out, d_in), qs: a scale per block of LT_Q8_BLOCK inputs), taking arena space; the
  * tensor t is read (widened to f32) only in the writing pass. d_in is a multiple of the block. */
@@ -233,16 +247,38 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
     const float *w = all + offset;
     for (size_t k = d_out / 4 * 4 * nb; k < LT_Q8_SCALES_SIZE(d_out, nb); k++)
         scales[k] = 0.0f; /* the last group of four rows, so that its missing rows stay 0 */
+    if (sj == 1 && si != 1) {
+        /* Conv1D (GPT-2): input i's weights for every output are one row of the tensor. A block's
+         * LT_Q8_BLOCK rows are read together (their maxima row by row, then each output's column
+         * of them), so the tensor is read in order rather than one strided column at a time
+         * (GPT-2 small's int8 load: 1.4x faster). The same maxima and roundings as below. */
+        float *max = malloc((d_out ? d_out : 1) * sizeof *max);
+        if (!max) {
+            free(all);
+            return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+        }
+        for (size_t b = 0; b < nb; b++) {
+            const float *rows = w + b * LT_Q8_BLOCK * si;
+            for (size_t j = 0; j < d_out; j++) max[j] = 0.0f;
+            for (size_t i = 0; i < LT_Q8_BLOCK; i++)
+                for (size_t j = 0; j < d_out; j++) max[j] = abs_max(max[j], rows[i * si + j]);
+            for (size_t j = 0; j < d_out; j++) {
+                const float inv = max[j] > 0.0f ? 127.0f / max[j] : 0.0f;
+                scales[LT_Q8_SCALE_AT(nb, j, b)] = max[j] / 127.0f;
+                for (size_t i = 0; i < LT_Q8_BLOCK; i++) q[j * d_in + b * LT_Q8_BLOCK + i] = q8_round(rows[i * si + j], inv);
+            }
+        }
+        free(max);
+        free(all);
+        return LT_OK;
+    }
     for (size_t j = 0; j < d_out; j++)
         for (size_t b = 0; b < nb; b++) {
             float max = 0.0f;
-            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = fmaxf(max, fabsf(w[j * sj + i * si]));
+            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = abs_max(max, w[j * sj + i * si]);
             const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
             scales[LT_Q8_SCALE_AT(nb, j, b)] = scale;
-            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) {
-                long v = lrintf(w[j * sj + i * si] * inv);
-                q[j * d_in + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
-            }
+            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) q[j * d_in + i] = q8_round(w[j * sj + i * si], inv);
         }
     free(all);
     return LT_OK;
