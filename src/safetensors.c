@@ -231,11 +231,15 @@ void lt_st_to_f32(float *dst, const lt_st_tensor *t) {
     const uint8_t *p = t->data;
     switch (t->dtype) {
     case LT_DT_F32:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(dst, p, t->numel * sizeof *dst); /* the file's byte order is this machine's */
+#else
         for (size_t i = 0; i < t->numel; i++) {
             uint32_t b = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
                          (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
             memcpy(&dst[i], &b, 4);
         }
+#endif
         break;
     case LT_DT_F16:
         for (size_t i = 0; i < t->numel; i++)
