@@ -8,6 +8,7 @@
 // position, and the distribution under a temperature (session.probs, computed by the engine).
 // The arithmetic here is the log-softmax of each position's logits in float64 (to read off the
 // actual next token's -log p), their mean, its exponential, the entropy and the top-k ranking.
+import { topIndices } from './interventions.js';
 
 /** The stack whose logits the view shows: 'gpt', or 'decoder' for an encoder-decoder. */
 export const outputStack = (info) => (info.family === 'transformer' ? 'decoder' : 'gpt');
@@ -69,11 +70,6 @@ export function entropy(probs) {
   let h = 0;
   for (const p of probs) if (p > 0) h -= p * Math.log(p);
   return { nats: h, bits: h / Math.LN2 };
-}
-
-/** The indices of the k largest values (ties by index). */
-export function topIndices(values, k) {
-  return [...values.keys()].sort((a, b) => values[b] - values[a] || a - b).slice(0, k);
 }
 
 /** How many logits and probabilities the view lists. */

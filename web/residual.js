@@ -17,6 +17,7 @@
 // stream itself through W_U (x . W_U[:, t] + b_U[t], a logit lens: the last one is the logit).
 
 import { prefixOf } from './stages.js';
+import { topIndices } from './interventions.js';
 
 /** The stacks whose stream the view shows: a GPT's, or an encoder-decoder's two. */
 export const stacksOf = (info) => (info.family === 'transformer' ? ['encoder', 'decoder'] : ['gpt']);
@@ -239,7 +240,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
       session.forward([ids[pos]]);
       const logits = session.logits();
       const next = pos + 1 < T ? ids[pos + 1] : null;
-      const top = [...logits.keys()].sort((a, b) => logits[b] - logits[a] || a - b).slice(0, CHOICES);
+      const top = topIndices(logits, CHOICES);
       const token = want.target != null && want.target < logits.length ? want.target : next ?? top[0];
       const choices = [...new Set([token, ...(next != null ? [next] : []), ...top])]
         .map((id) => ({ id, text: tokenizer().display(id), logit: logits[id], next: id === next }));

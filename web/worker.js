@@ -52,7 +52,7 @@ import * as output from './output.js';
 import { createResidualProbe, residualBuffers } from './residual.js';
 import { fetchModel, cachedByDefault } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
-import './interventions.js'; // experiments.js's import, named here so that it is fetched with the rest, not after them
+import { topIndices } from './interventions.js'; // (experiments.js's import too)
 import { MODELS, decodeState } from './state.js'; // which shipped model a page's address names (prefetch)
 import './guide.js'; // state.js's imports, named for the same reason
 import './sandbox.js';
@@ -507,7 +507,8 @@ function distribution(sampling, topN) {
   const greedy = sampling.temperature === 0;
   const logits = session.logits();
   const probs = session.probs(greedy ? { ...sampling, temperature: 1 } : sampling);
-  const order = [...probs.keys()].filter((id) => probs[id] > 0).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, topN);
+  // one pass, not a sort of the whole vocabulary (50,257 for GPT-2) on every view
+  const order = topIndices(probs, topN).filter((id) => probs[id] > 0);
   let entropy = 0;
   for (const p of probs) if (p > 0) entropy -= p * Math.log2(p);
   const top = order.map((id) => ({ id, text: tokenizer.display(id), p: probs[id], logit: logits[id] }));
