@@ -213,6 +213,13 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     return LT_OK;
 }
 
+/* Whether a 16-bit weight is finite: its exponent bits are not all set (IEEE half: 5 bits,
+ * bfloat16: 8), as isfinite says of it widened, without widening it. */
+static inline bool half_finite(uint16_t v, lt_half_kind kind) {
+    const uint16_t exp = kind == LT_H_F16 ? 0x7C00u : 0x7F80u;
+    return (v & exp) != exp;
+}
+
 /* A weight times its block's 127 / max, rounded to the nearest integer (ties to even, as lrintf)
  * in [-127, 127]. rintf and the comparisons compile to single wasm instructions; lrintf and
  * fmaxf are calls into libc, which took most of an int8 load. */
@@ -314,7 +321,7 @@ int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_
         for (size_t c = 0; c < in_dim; c++) {
             const size_t k = (row0 + r) * in_dim + c;
             const uint16_t v = (uint16_t)(t->data[2 * k] | t->data[2 * k + 1] << 8); /* little-endian */
-            if (!isfinite(lt_half_to_f32(v, out->kind)))
+            if (!half_finite(v, out->kind))
                 return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", t->name);
             dst[LT_PACKED_AT(in_dim, c, r)] = v;
         }
@@ -362,7 +369,7 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
     if (pack) memset(dst, 0, size * sizeof *dst);
     for (size_t k = 0; k < t->numel; k++) {
         const uint16_t v = (uint16_t)(t->data[2 * k] | t->data[2 * k + 1] << 8); /* little-endian */
-        if (!isfinite(lt_half_to_f32(v, out->kind)))
+        if (!half_finite(v, out->kind))
             return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", t->name);
         dst[pack ? LT_PACKED_AT(rows, k / cols, k % cols) : k] = v;
     }

@@ -105,6 +105,36 @@ test('NaN or infinite weights', () => {
   assertLoadFails({ weights: joinSafetensors(header, bytes) }, /'transformer\.h\.0\.attn\.c_attn\.weight' holds NaN or infinite values/);
 });
 
+test('NaN or infinite 16-bit weights, kept in 16 bits or widened', () => {
+  // IEEE half: exponent bits 0x7C00 all set (inf 0x7C00, NaN 0x7E00); bfloat16: 0x7F80 (inf 0x7F80, NaN 0x7FC0)
+  for (const [name, bad, largest] of [['gpt2-tiny-f16', [0x7C00, 0xFC00, 0x7E00], 0x7BFF], ['gpt2-odd-bf16', [0x7F80, 0xFF80, 0x7FC0], 0x7F7F]]) {
+    const files = readFixture(name);
+    const { header, data } = splitSafetensors(files.weights);
+    const prefix = header['wte.weight'] ? '' : 'transformer.'; // (the fixtures name them both ways)
+    for (const tensor of [`${prefix}h.0.attn.c_attn.weight`, `${prefix}wte.weight`]) {
+      assert.equal(header[tensor].dtype, name.endsWith('bf16') ? 'BF16' : 'F16', `${name} ${tensor}`);
+      const [begin] = header[tensor].data_offsets;
+      const at = begin + 2 * 7;
+      for (const bits of bad) {
+        const bytes = data.slice();
+        new DataView(bytes.buffer).setUint16(at, bits, true);
+        for (const precision of ['stored', 'f32', 'auto']) {
+          assert.throws(() => L.loadModel({ ...files, weights: joinSafetensors(header, bytes), precision }),
+            new RegExp(`'${tensor.replace(/\./g, '\\.')}' holds NaN or infinite values`), `${name} ${tensor} 0x${bits.toString(16)} ${precision}`);
+        }
+      }
+      // the largest finite value is a weight like any other (allowUnused: an edited wte no longer
+      // equals the file's tied lm_head copy, which is then a tensor of its own)
+      const bytes = data.slice();
+      new DataView(bytes.buffer).setUint16(at, largest, true);
+      for (const precision of ['stored', 'f32']) {
+        L.loadModel({ ...files, weights: joinSafetensors(header, bytes), precision, allowUnused: true }).free();
+      }
+    }
+  }
+  assertStillWorks();
+});
+
 test('finite but enormous weights: the overflow is refused, not shown as numbers', () => {
   const { header, data } = splitSafetensors(fixture.weights);
   const bytes = data.slice();
