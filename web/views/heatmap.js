@@ -13,6 +13,7 @@ const MIN_CELL = 0.25, MAX_CELL = 48;
 export function createHeatmap({ canvas, minimap, readout, legend, range, buttons, onCell, maxHeight = () => 520, short = false }) {
   const ctx = canvas.getContext('2d');
   const image = document.createElement('canvas'); // one pixel per cell
+  let pixels = null; // its ImageData, kept while its size stays
   const g = gate('heatmap');
   let m = null;           // the matrix shown: { R, C, shown, pattern, scores, first, causal, stage, kind, ... }
   let rows = [], cols = [];
@@ -116,29 +117,44 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   function colourImage() {
     const { R, C, shown, first, causal, stage } = m;
     const r = R - first, c = C - first;
-    lo = Infinity; hi = -Infinity;
-    for (let i = first; i < R; i++) for (let j = first; j < C; j++) {
-      const v = shown[i * C + j];
-      if (!(causal && j > i) && Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+    // local bounds (a closure's variables written in the loop cost V8 a store each); a causal
+    // row's keys past its query are skipped, not tested: at 1024 tokens that is half a million
+    // cells, on every layer change
+    let min = Infinity, max = -Infinity;
+    for (let i = first; i < R; i++) {
+      const end = causal ? Math.min(C, i + 1) : C;
+      for (let j = first; j < end; j++) {
+        const v = shown[i * C + j];
+        if (v - v === 0) { if (v < min) min = v; if (v > max) max = v; } // finite
+      }
     }
+    lo = min; hi = max;
     if (stage === 'pattern') lo = 0;
     if (!Number.isFinite(lo)) { lo = 0; hi = 1; }
-    image.width = Math.max(1, c);
-    image.height = Math.max(1, r);
+    const w = Math.max(1, c), h = Math.max(1, r);
+    if (image.width !== w || image.height !== h) { image.width = w; image.height = h; }
     const ictx = image.getContext('2d');
-    const img = ictx.createImageData(image.width, image.height);
+    // one buffer of pixels while the size stays (every pixel is written below): 4 MB at 1024
+    // tokens, not a new one for the collector on every layer change
+    if (pixels?.width !== w || pixels?.height !== h) pixels = ictx.createImageData(w, h);
+    const img = pixels;
     const px = new Uint32Array(img.data.buffer);
     const pack = ([a, b, d]) => (255 << 24) | (d << 16) | (b << 8) | a; // little-endian RGBA
-    const lut = LUT.map(pack);
+    const lut = Uint32Array.from(LUT, pack);
     // keys a query does not see: the page's rule colour (light or dark), darker where -inf is the point
     const maskedColour = pack(stage === 'masked' ? [154, 154, 154] : cssRgb(canvas, '--line', [236, 236, 236]));
     const bad = pack([154, 154, 154]);
-    const scale = hi > lo ? 255 / (hi - lo) : 0;
+    const scale = hi > lo ? 255 / (hi - lo) : 0, base = lo;
     for (let i = 0; i < r; i++) {
-      for (let j = 0; j < c; j++) {
-        const v = shown[(i + first) * C + j + first];
-        px[i * c + j] = causal && j > i ? maskedColour : Number.isFinite(v) ? lut[Math.max(0, Math.min(255, Math.round((v - lo) * scale)))] : bad;
+      const end = causal ? Math.min(c, i + 1) : c, row = (i + first) * C + first;
+      for (let j = 0; j < end; j++) {
+        const v = shown[row + j];
+        if (v - v !== 0) { px[i * c + j] = bad; continue; } // not finite
+        let k = ((v - base) * scale + 0.5) | 0; // Math.round, for the values here
+        if (k > 255) k = 255; else if (k < 0) k = 0;
+        px[i * c + j] = lut[k];
       }
+      if (end < c) px.fill(maskedColour, i * c + end, (i + 1) * c);
     }
     ictx.putImageData(img, 0, 0);
   }
