@@ -455,7 +455,8 @@ struct lt_pass {
     float *z;         /* (rows, d_model) attention output before the projection */
     float *tmp;       /* (rows, d_model) a block's output before it joins the residual */
     float *h;         /* (rows, d_mlp) */
-    float *att_row;   /* (parts, n_ctx) one attention row per part of a split job (parallel.h) */
+    float *att_row;   /* (parts, LT_ATTN_QUERY_BLOCK, n_ctx) attention rows per part of a split job
+                       * (parallel.h): a block of a prefill's queries (lt_k_attention_kv) */
 
     lt_capture_slot *slots; /* (n_hooks * max_layers): hook-major, layer 0 for model-wide hooks */
     /* per part of a split job, as att_row: */
@@ -497,6 +498,8 @@ static inline void lt_activate(lt_act act, float *x, int64_t n) {
 /* Floats of one part's room in lt_pass.att_kv: a head's keys and values at the longest context
  * (every attention has at most n_ctx keys, as att_row assumes). */
 static inline size_t lt_attn_kv_floats(const lt_model *m) { return 2 * (size_t)m->n_ctx * (size_t)m->d_head; }
+/* Floats of one part's room in lt_pass.att_row: a block of queries' rows at the longest context */
+static inline size_t lt_attn_row_floats(const lt_model *m) { return (size_t)LT_ATTN_QUERY_BLOCK * (size_t)m->n_ctx; }
 
 /* The widest activation row, max(d_model, d_mlp): the size of the per-part matmul scratch
  * (panel, q8_x, q8_s), allocated by the session and split between parts by the families. */

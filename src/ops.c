@@ -46,13 +46,13 @@ static bool matmul_split(lt_pass *p, float *out, const float *in, const lt_mat *
     return true;
 }
 
-/* Attention split by heads; each part has its own row of scratch (p->att_row: parts x n_ctx) and
+/* Attention split by heads; each part has its own rows of scratch (p->att_row) and
  * its own room for a head's keys and values (p->att_kv: parts x kv_stride). */
 typedef struct {
     float *out, *scores, *pattern, *scratch, *kv;
     const float *q, *k, *v;
     const lt_attn_dims *d;
-    int32_t scratch_stride;
+    size_t scratch_stride;
     size_t kv_stride;
 } attention_job;
 
@@ -94,8 +94,8 @@ void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const f
                   const float *v, const lt_attn_dims *d) {
 #ifdef LT_THREADS
     if (lt_par_worth((int64_t)d->n_q * d->n_kv * d->n_head * d->d_head)) {
-        attention_job job = {out, scores, pattern, p->att_row, p->att_kv, q, k, v, d, p->model->n_ctx,
-                             lt_attn_kv_floats(p->model)};
+        attention_job job = {out, scores, pattern, p->att_row, p->att_kv, q, k, v, d,
+                             lt_attn_row_floats(p->model), lt_attn_kv_floats(p->model)};
         lt_par_run(attention_part, &job);
         return;
     }

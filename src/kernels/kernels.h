@@ -99,6 +99,10 @@ float lt_softmax_ref(float *x, int32_t n);
 /* The index of the first of the largest of x[0 .. n) (n >= 1); NaNs never win (x[0] NaN: 0). */
 int32_t lt_argmax_ref(const float *x, int32_t n);
 
+/* Query rows a prefill's attention takes together (lt_attention_kv_simd): its scratch holds this
+ * many rows of weights. */
+#define LT_ATTN_QUERY_BLOCK 8
+
 #ifdef __wasm_simd128__
 void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                        int32_t d_out);
@@ -116,7 +120,8 @@ void lt_matmul_nt_h_simd(float *out, const float *in, const uint16_t *w, lt_half
  * floats, or NULL: no copy) where there are at least LT_ATTN_COPY_ROWS queries: the same numbers
  * bit for bit. Rows of a KV cache are a model's width apart (3 KB in GPT-2 small), a stride that
  * maps a head's rows onto a few cache sets, so a long context's keys miss L2; copied, they sit
- * together, and every query reads them from there. */
+ * together, and blocks of LT_ATTN_QUERY_BLOCK queries read them a tile at a time. With kv,
+ * scratch holds LT_ATTN_QUERY_BLOCK * n_kv floats. */
 #define LT_ATTN_COPY_ROWS 4
 void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                           const float *v, const lt_attn_dims *d, float *scratch, float *kv);

@@ -123,11 +123,18 @@ void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, i
 
 /* e^x in four lanes, Cephes' single-precision method: x = n ln2 + r with |r| <= ln2 / 2, e^r
  * by a degree-6 polynomial, 2^n through the exponent bits. Within 2 ulp of expf for
- * x in [-87.3, 88.7]; below (-inf included), exactly 0; above, clamped to e^88.7. */
+ * x in [-87.3, 88.7]; below (-inf and NaN included), exactly 0; above, clamped to e^88.7.
+ * Cheap forms where they give the same lanes: pmin/pmax clamp (one instruction each, where
+ * min/max's NaN rules cost several; a NaN lane is zeroed by `live` whatever the clamp gives),
+ * and n rounded to the nearest integer, ties to even, by adding and subtracting 1.5 * 2^23
+ * (|x log2 e| < 2^22, where that sum has integer steps), whose bits also give n as an integer
+ * without a saturating conversion. */
 static inline v128_t exp4(v128_t x0) {
     const v128_t live = wasm_f32x4_ge(x0, wasm_f32x4_splat(-87.33654f));
-    const v128_t x = wasm_f32x4_min(wasm_f32x4_max(x0, wasm_f32x4_splat(-87.33654f)), wasm_f32x4_splat(88.72283f));
-    const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+    const v128_t x = wasm_f32x4_pmin(wasm_f32x4_pmax(x0, wasm_f32x4_splat(-87.33654f)), wasm_f32x4_splat(88.72283f));
+    const v128_t magic = wasm_f32x4_splat(12582912.0f);
+    const v128_t shifted = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), magic);
+    const v128_t n = wasm_f32x4_sub(shifted, magic);
     v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
     r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
     v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
@@ -138,7 +145,7 @@ static inline v128_t exp4(v128_t x0) {
     p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
     p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(p, r), r), wasm_f32x4_add(r, wasm_f32x4_splat(1.0f)));
     /* 2^n: n + 127 in the exponent field (n in [-126, 128]: split so both factors are normal) */
-    const v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
+    const v128_t ni = wasm_i32x4_sub(shifted, magic);
     const v128_t half = wasm_i32x4_shr(ni, 1);
     const v128_t a = wasm_i32x4_shl(wasm_i32x4_add(half, wasm_i32x4_splat(127)), 23);
     const v128_t b = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, half), wasm_i32x4_splat(127)), 23);
@@ -162,7 +169,8 @@ void lt_gelu_tanh_simd(float *x, int64_t n) {
 float lt_softmax_simd(float *x, int32_t n) {
     v128_t m4 = wasm_f32x4_splat(-INFINITY);
     int32_t i = 0;
-    for (; i + 4 <= n; i += 4) m4 = wasm_f32x4_max(m4, wasm_v128_load(x + i));
+    /* pmax keeps m4 unless m4 < x: a NaN never wins, as in the reference */
+    for (; i + 4 <= n; i += 4) m4 = wasm_f32x4_pmax(m4, wasm_v128_load(x + i));
     float max = fmaxf(fmaxf(wasm_f32x4_extract_lane(m4, 0), wasm_f32x4_extract_lane(m4, 1)),
                       fmaxf(wasm_f32x4_extract_lane(m4, 2), wasm_f32x4_extract_lane(m4, 3)));
     for (; i < n; i++) max = fmaxf(max, x[i]);
@@ -545,12 +553,31 @@ void lt_q8_matmul_simd(float *out, const float *in, const int8_t *q, const float
     lt_q8_matmul_cols_simd(out, in, q, scales, bias, n, d_in, d_out, 0, d_out, xq, xs);
 }
 
-/* s[j] = (q . k_j) * scale for keys j < n (rows kv_stride apart). Four keys at a time when the
- * head width is a multiple of 4: four lane-wise accumulators, reduced together by two
- * interleaving steps (each key's lanes summed as (0 + 2) + (1 + 3)) into one vector of four
- * scores, instead of a horizontal sum per key. The last group repeats its first key in the
- * missing places, so that every score is computed the same way whatever n is (a padded source
- * gives the unpadded one's numbers). */
+/* The four scores of keys whose lane-wise sums are a0..a3, each key's lanes summed as (0 + 2) +
+ * (1 + 3) by two interleaving steps (instead of a horizontal sum per key), times scale; stored at
+ * s (the first `keys` of them). */
+static inline __attribute__((always_inline)) void store_scores4(float *s, v128_t a0, v128_t a1, v128_t a2, v128_t a3,
+                                                                 v128_t sc, int32_t keys) {
+    /* [a0 lanes 0+2, a1 0+2, a0 1+3, a1 1+3], the same for a2, a3; then the halves */
+    const v128_t t01 = wasm_f32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
+    const v128_t t23 = wasm_f32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
+    const v128_t sum = wasm_f32x4_mul(
+        wasm_f32x4_add(wasm_i64x2_shuffle(t01, t23, 0, 2), wasm_i64x2_shuffle(t01, t23, 1, 3)), sc);
+    if (keys >= 4) {
+        wasm_v128_store(s, sum);
+    } else {
+        float tmp[4];
+        wasm_v128_store(tmp, sum);
+        for (int32_t r = 0; r < keys; r++) s[r] = tmp[r];
+    }
+}
+
+/* s[j] = (q . k_j) * scale for keys j < n (rows kv_stride apart). When the head width is a
+ * multiple of 4, every key gets one lane-wise accumulator over the head width, in order, and its
+ * lanes summed as in store_scores4. Eight keys at a time while more than four remain: eight
+ * independent sums keep the adder busy where four wait on its latency. A group's missing places
+ * repeat its first key, so that every score is computed the same way whatever n is (a padded
+ * source gives the unpadded one's numbers). */
 static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_stride, int32_t dh, int32_t n,
                           float scale) {
     if (dh % 4) {
@@ -558,7 +585,27 @@ static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_s
         return;
     }
     const v128_t sc = wasm_f32x4_splat(scale);
-    for (int32_t j = 0; j < n; j += 4) {
+    int32_t j = 0;
+    for (; n - j > 4; j += 8) {
+        const int32_t keys = n - j < 8 ? n - j : 8;
+        const float *kr[8];
+        for (int32_t r = 0; r < 8; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
+        v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        for (int32_t i = 0; i < dh; i += 4) {
+            const v128_t qv = wasm_v128_load(q + i);
+            a0 = madd(qv, wasm_v128_load(kr[0] + i), a0);
+            a1 = madd(qv, wasm_v128_load(kr[1] + i), a1);
+            a2 = madd(qv, wasm_v128_load(kr[2] + i), a2);
+            a3 = madd(qv, wasm_v128_load(kr[3] + i), a3);
+            a4 = madd(qv, wasm_v128_load(kr[4] + i), a4);
+            a5 = madd(qv, wasm_v128_load(kr[5] + i), a5);
+            a6 = madd(qv, wasm_v128_load(kr[6] + i), a6);
+            a7 = madd(qv, wasm_v128_load(kr[7] + i), a7);
+        }
+        store_scores4(s + j, a0, a1, a2, a3, sc, 4);
+        store_scores4(s + j + 4, a4, a5, a6, a7, sc, keys - 4);
+    }
+    for (; j < n; j += 4) {
         const int32_t keys = n - j < 4 ? n - j : 4;
         const float *kr[4];
         for (int32_t r = 0; r < 4; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
@@ -570,75 +617,218 @@ static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_s
             a2 = madd(qv, wasm_v128_load(kr[2] + i), a2);
             a3 = madd(qv, wasm_v128_load(kr[3] + i), a3);
         }
-        /* [a0 lanes 0+2, a1 0+2, a0 1+3, a1 1+3], the same for a2, a3; then the halves */
-        const v128_t t01 = wasm_f32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
-        const v128_t t23 = wasm_f32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
-        const v128_t sum = wasm_f32x4_mul(
-            wasm_f32x4_add(wasm_i64x2_shuffle(t01, t23, 0, 2), wasm_i64x2_shuffle(t01, t23, 1, 3)), sc);
-        if (keys == 4) {
-            wasm_v128_store(s + j, sum);
-        } else {
-            float tmp[4];
-            wasm_v128_store(tmp, sum);
-            for (int32_t r = 0; r < keys; r++) s[j + r] = tmp[r];
-        }
+        store_scores4(s + j, a0, a1, a2, a3, sc, keys);
     }
 }
 
-/* One head h: keys and values at kh and vh, rows kv_stride apart. */
-static void attention_head(float *out, float *scores, float *pattern, const float *q, const float *kh,
-                           const float *vh, int32_t kv_stride, const lt_attn_dims *d, int32_t h, float *scratch) {
-    const size_t plane = (size_t)d->n_q * d->n_kv;
-    const int32_t dh = d->d_head;
-    {
-        for (int32_t i = 0; i < d->n_q; i++) {
-            const float *qi = q + (size_t)i * d->q_stride + (size_t)h * dh;
-            /* keys past this bound are causally masked: neither computed nor visited */
-            int32_t end = d->n_kv;
-            if (d->causal && d->q_offset + i + 1 < end) end = d->q_offset + i + 1;
-            if (end < 0) end = 0;
-            scaled_scores(scratch, qi, kh, kv_stride, dh, end, d->scale);
-            if (d->key_valid)
-                for (int32_t j = 0; j < end; j++)
-                    if (!d->key_valid[j]) scratch[j] = -INFINITY;
-            /* keys from end on are masked: -inf scores, zero weights (written only where kept) */
-            const size_t row = (size_t)h * plane + (size_t)i * d->n_kv;
-            if (scores)
-                for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = j < end ? scratch[j] : -INFINITY;
-            lt_softmax_simd(scratch, end);
-            if (pattern)
-                for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = j < end ? scratch[j] : 0.0f;
-            float *oi = out + (size_t)i * d->out_stride + (size_t)h * dh;
-            int32_t c = 0;
-            for (; c + 16 <= dh; c += 16) {
-                v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-                for (int32_t j = 0; j < end; j++) {
-                    if (scratch[j] == 0.0f) continue;
-                    const v128_t p = wasm_f32x4_splat(scratch[j]);
-                    const float *vj = vh + (size_t)j * kv_stride + c;
-                    a0 = madd(p, wasm_v128_load(vj), a0);
-                    a1 = madd(p, wasm_v128_load(vj + 4), a1);
-                    a2 = madd(p, wasm_v128_load(vj + 8), a2);
-                    a3 = madd(p, wasm_v128_load(vj + 12), a3);
-                }
-                wasm_v128_store(oi + c, a0); wasm_v128_store(oi + c + 4, a1);
-                wasm_v128_store(oi + c + 8, a2); wasm_v128_store(oi + c + 12, a3);
+/* scaled_scores for two queries (q0, q1; scores s0, s1) over the same n keys: each key loaded
+ * once for both, every score computed as scaled_scores computes it. */
+static void scaled_scores2(float *s0, float *s1, const float *q0, const float *q1, const float *k, int32_t kv_stride,
+                           int32_t dh, int32_t n, float scale) {
+    if (dh % 4) {
+        scaled_scores(s0, q0, k, kv_stride, dh, n, scale);
+        scaled_scores(s1, q1, k, kv_stride, dh, n, scale);
+        return;
+    }
+    const v128_t sc = wasm_f32x4_splat(scale);
+    for (int32_t j = 0; j < n; j += 4) {
+        const int32_t keys = n - j < 4 ? n - j : 4;
+        const float *kr[4];
+        for (int32_t r = 0; r < 4; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
+        v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int32_t i = 0; i < dh; i += 4) {
+            const v128_t x0 = wasm_v128_load(q0 + i), x1 = wasm_v128_load(q1 + i);
+            v128_t kv = wasm_v128_load(kr[0] + i);
+            a0 = madd(x0, kv, a0); b0 = madd(x1, kv, b0);
+            kv = wasm_v128_load(kr[1] + i);
+            a1 = madd(x0, kv, a1); b1 = madd(x1, kv, b1);
+            kv = wasm_v128_load(kr[2] + i);
+            a2 = madd(x0, kv, a2); b2 = madd(x1, kv, b2);
+            kv = wasm_v128_load(kr[3] + i);
+            a3 = madd(x0, kv, a3); b3 = madd(x1, kv, b3);
+        }
+        store_scores4(s0 + j, a0, a1, a2, a3, sc, keys);
+        store_scores4(s1 + j, b0, b1, b2, b3, sc, keys);
+    }
+}
+
+/* The keys query row i sees: those past q_offset + i are causally masked, neither computed nor
+ * visited. */
+static inline int32_t keys_seen(const lt_attn_dims *d, int32_t i) {
+    int32_t end = d->n_kv;
+    if (d->causal && d->q_offset + i + 1 < end) end = d->q_offset + i + 1;
+    return end < 0 ? 0 : end;
+}
+
+/* Query row i of head h, its scaled scores over its `end` keys in w: padded keys masked, the
+ * scores and pattern rows written where asked, and w turned into the row's weights. */
+static void weigh_row(float *w, float *scores, float *pattern, const lt_attn_dims *d, int32_t h, int32_t i,
+                      int32_t end) {
+    if (d->key_valid)
+        for (int32_t j = 0; j < end; j++)
+            if (!d->key_valid[j]) w[j] = -INFINITY;
+    /* keys from end on are masked: -inf scores, zero weights (written only where kept) */
+    const size_t row = (size_t)h * d->n_q * d->n_kv + (size_t)i * d->n_kv;
+    if (scores)
+        for (int32_t j = 0; j < d->n_kv; j++) scores[row + j] = j < end ? w[j] : -INFINITY;
+    lt_softmax_simd(w, end);
+    if (pattern)
+        for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = j < end ? w[j] : 0.0f;
+}
+
+/* o[0 .. dh) += w[j] v_j for keys j0 <= j < j1 in order (rows kv_stride apart), each column's sum
+ * in one lane; zero weights add nothing. o holds the sums so far, so the keys can come a block at
+ * a time: the same additions in the same order as in one pass. */
+/* add_weighted_values for the columns from c0 on */
+static void add_weighted_values_from(float *o, const float *w, const float *vh, int32_t kv_stride, int32_t dh,
+                                     int32_t c0, int32_t j0, int32_t j1) {
+    int32_t c = c0;
+    for (; c + 16 <= dh; c += 16) {
+        v128_t a0 = wasm_v128_load(o + c), a1 = wasm_v128_load(o + c + 4), a2 = wasm_v128_load(o + c + 8),
+               a3 = wasm_v128_load(o + c + 12);
+        for (int32_t j = j0; j < j1; j++) {
+            if (w[j] == 0.0f) continue;
+            const v128_t p = wasm_f32x4_splat(w[j]);
+            const float *vj = vh + (size_t)j * kv_stride + c;
+            a0 = madd(p, wasm_v128_load(vj), a0);
+            a1 = madd(p, wasm_v128_load(vj + 4), a1);
+            a2 = madd(p, wasm_v128_load(vj + 8), a2);
+            a3 = madd(p, wasm_v128_load(vj + 12), a3);
+        }
+        wasm_v128_store(o + c, a0); wasm_v128_store(o + c + 4, a1);
+        wasm_v128_store(o + c + 8, a2); wasm_v128_store(o + c + 12, a3);
+    }
+    for (; c + 4 <= dh; c += 4) {
+        v128_t a = wasm_v128_load(o + c);
+        for (int32_t j = j0; j < j1; j++) {
+            if (w[j] == 0.0f) continue;
+            a = madd(wasm_f32x4_splat(w[j]), wasm_v128_load(vh + (size_t)j * kv_stride + c), a);
+        }
+        wasm_v128_store(o + c, a);
+    }
+    for (; c < dh; c++) {
+        float sum = o[c];
+        for (int32_t j = j0; j < j1; j++)
+            if (w[j] != 0.0f) sum += w[j] * vh[(size_t)j * kv_stride + c];
+        o[c] = sum;
+    }
+}
+
+static void add_weighted_values(float *o, const float *w, const float *vh, int32_t kv_stride, int32_t dh, int32_t j0,
+                                int32_t j1) {
+    add_weighted_values_from(o, w, vh, kv_stride, dh, 0, j0, j1);
+}
+
+/* add_weighted_values for two query rows at once (weights w0 and w1, sums o0 and o1) over the
+ * same keys: each value vector is loaded once for both, the same additions in the same order. */
+static void add_weighted_values2(float *o0, float *o1, const float *w0, const float *w1, const float *vh,
+                                 int32_t kv_stride, int32_t dh, int32_t j0, int32_t j1) {
+    int32_t c = 0;
+    for (; c + 16 <= dh; c += 16) {
+        v128_t a0 = wasm_v128_load(o0 + c), a1 = wasm_v128_load(o0 + c + 4), a2 = wasm_v128_load(o0 + c + 8),
+               a3 = wasm_v128_load(o0 + c + 12);
+        v128_t b0 = wasm_v128_load(o1 + c), b1 = wasm_v128_load(o1 + c + 4), b2 = wasm_v128_load(o1 + c + 8),
+               b3 = wasm_v128_load(o1 + c + 12);
+        for (int32_t j = j0; j < j1; j++) {
+            const float *vj = vh + (size_t)j * kv_stride + c;
+            const v128_t v0 = wasm_v128_load(vj), v1 = wasm_v128_load(vj + 4), v2 = wasm_v128_load(vj + 8),
+                         v3 = wasm_v128_load(vj + 12);
+            if (w0[j] != 0.0f) {
+                const v128_t p = wasm_f32x4_splat(w0[j]);
+                a0 = madd(p, v0, a0); a1 = madd(p, v1, a1); a2 = madd(p, v2, a2); a3 = madd(p, v3, a3);
             }
-            for (; c + 4 <= dh; c += 4) {
-                v128_t a = wasm_f32x4_splat(0.0f);
-                for (int32_t j = 0; j < end; j++) {
-                    if (scratch[j] == 0.0f) continue;
-                    a = madd(wasm_f32x4_splat(scratch[j]), wasm_v128_load(vh + (size_t)j * kv_stride + c), a);
-                }
-                wasm_v128_store(oi + c, a);
-            }
-            for (; c < dh; c++) {
-                float s = 0.0f;
-                for (int32_t j = 0; j < end; j++)
-                    if (scratch[j] != 0.0f) s += scratch[j] * vh[(size_t)j * kv_stride + c];
-                oi[c] = s;
+            if (w1[j] != 0.0f) {
+                const v128_t p = wasm_f32x4_splat(w1[j]);
+                b0 = madd(p, v0, b0); b1 = madd(p, v1, b1); b2 = madd(p, v2, b2); b3 = madd(p, v3, b3);
             }
         }
+        wasm_v128_store(o0 + c, a0); wasm_v128_store(o0 + c + 4, a1);
+        wasm_v128_store(o0 + c + 8, a2); wasm_v128_store(o0 + c + 12, a3);
+        wasm_v128_store(o1 + c, b0); wasm_v128_store(o1 + c + 4, b1);
+        wasm_v128_store(o1 + c + 8, b2); wasm_v128_store(o1 + c + 12, b3);
+    }
+    if (c < dh) {
+        add_weighted_values_from(o0, w0, vh, kv_stride, dh, c, j0, j1);
+        add_weighted_values_from(o1, w1, vh, kv_stride, dh, c, j0, j1);
+    }
+}
+
+static inline void zero_row(float *o, int32_t n) {
+    for (int32_t c = 0; c < n; c++) o[c] = 0.0f;
+}
+
+/* One head h, a query row at a time: keys and values at kh and vh, rows kv_stride apart. */
+static void attention_head(float *out, float *scores, float *pattern, const float *q, const float *kh,
+                           const float *vh, int32_t kv_stride, const lt_attn_dims *d, int32_t h, float *scratch) {
+    const int32_t dh = d->d_head;
+    for (int32_t i = 0; i < d->n_q; i++) {
+        const int32_t end = keys_seen(d, i);
+        scaled_scores(scratch, q + (size_t)i * d->q_stride + (size_t)h * dh, kh, kv_stride, dh, end, d->scale);
+        weigh_row(scratch, scores, pattern, d, h, i, end);
+        float *oi = out + (size_t)i * d->out_stride + (size_t)h * dh;
+        zero_row(oi, dh);
+        add_weighted_values(oi, scratch, vh, kv_stride, dh, 0, end);
+    }
+}
+
+/* Head h of a prefill, keys and values copied together (rows dh apart), LT_ATTN_QUERY_BLOCK query
+ * rows at a time (their weights in scratch, rows n_kv apart): each tile of ATTN_KEY_TILE keys, and
+ * then of values, is read from L2 once for the whole block of queries and from L1 by the rest,
+ * where a query at a time reads the head's keys and values from L2 for every query. Every score
+ * and sum is computed as attention_head computes it, so the numbers are the same bit for bit. */
+#define ATTN_KEY_TILE 64
+static void attention_head_blocked(float *out, float *scores, float *pattern, const float *q, const float *kh,
+                                   const float *vh, const lt_attn_dims *d, int32_t h, float *scratch) {
+    const int32_t dh = d->d_head;
+    for (int32_t i0 = 0; i0 < d->n_q; i0 += LT_ATTN_QUERY_BLOCK) {
+        const int32_t nb = d->n_q - i0 < LT_ATTN_QUERY_BLOCK ? d->n_q - i0 : LT_ATTN_QUERY_BLOCK;
+        int32_t end[LT_ATTN_QUERY_BLOCK], last = 0;
+        for (int32_t b = 0; b < nb; b++) {
+            end[b] = keys_seen(d, i0 + b);
+            if (end[b] > last) last = end[b];
+        }
+        /* the scores, two queries at a time over the keys both see, then each on its own */
+        for (int32_t t = 0; t < last; t += ATTN_KEY_TILE)
+            for (int32_t b = 0; b < nb; b += 2) {
+                float *s0 = scratch + (size_t)b * d->n_kv + t;
+                const float *q0 = q + (size_t)(i0 + b) * d->q_stride + (size_t)h * dh, *kt = kh + (size_t)t * dh;
+                const int32_t n0 = (end[b] < t + ATTN_KEY_TILE ? end[b] : t + ATTN_KEY_TILE) - t;
+                if (b + 1 == nb) {
+                    if (n0 > 0) scaled_scores(s0, q0, kt, dh, dh, n0, d->scale);
+                    continue;
+                }
+                float *s1 = s0 + d->n_kv;
+                const float *q1 = q0 + d->q_stride;
+                const int32_t n1 = (end[b + 1] < t + ATTN_KEY_TILE ? end[b + 1] : t + ATTN_KEY_TILE) - t;
+                const int32_t both = n0 < n1 ? n0 : n1;
+                if (both > 0) scaled_scores2(s0, s1, q0, q1, kt, dh, dh, both, d->scale);
+                const int32_t from = both > 0 ? both : 0;
+                if (n0 > from) scaled_scores(s0 + from, q0, kt + (size_t)from * dh, dh, dh, n0 - from, d->scale);
+                if (n1 > from) scaled_scores(s1 + from, q1, kt + (size_t)from * dh, dh, dh, n1 - from, d->scale);
+            }
+        for (int32_t b = 0; b < nb; b++) {
+            weigh_row(scratch + (size_t)b * d->n_kv, scores, pattern, d, h, i0 + b, end[b]);
+            zero_row(out + (size_t)(i0 + b) * d->out_stride + (size_t)h * dh, dh);
+        }
+        /* the values, two queries at a time over the keys both see, then each on its own */
+        for (int32_t t = 0; t < last; t += ATTN_KEY_TILE)
+            for (int32_t b = 0; b < nb; b += 2) {
+                float *o0 = out + (size_t)(i0 + b) * d->out_stride + (size_t)h * dh;
+                const float *w0 = scratch + (size_t)b * d->n_kv;
+                const int32_t e0 = end[b] < t + ATTN_KEY_TILE ? end[b] : t + ATTN_KEY_TILE;
+                if (b + 1 == nb) {
+                    if (e0 > t) add_weighted_values(o0, w0, vh, dh, dh, t, e0);
+                    continue;
+                }
+                float *o1 = o0 + d->out_stride;
+                const float *w1 = w0 + d->n_kv;
+                const int32_t e1 = end[b + 1] < t + ATTN_KEY_TILE ? end[b + 1] : t + ATTN_KEY_TILE;
+                const int32_t both = e0 < e1 ? e0 : e1;
+                if (both > t) add_weighted_values2(o0, o1, w0, w1, vh, dh, dh, t, both);
+                const int32_t from = both > t ? both : t;
+                if (e0 > from) add_weighted_values(o0, w0, vh, dh, dh, from, e0);
+                if (e1 > from) add_weighted_values(o1, w1, vh, dh, dh, from, e1);
+            }
     }
 }
 
@@ -665,7 +855,7 @@ void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float
             const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh, *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
             for (int32_t c = 0; c < dh; c++) kc[(size_t)j * dh + c] = kr[c], vc[(size_t)j * dh + c] = vr[c];
         }
-        attention_head(out, scores, pattern, q, kc, vc, dh, d, h, scratch);
+        attention_head_blocked(out, scores, pattern, q, kc, vc, d, h, scratch);
     }
 }
 #endif

@@ -169,7 +169,7 @@ EXPORT int32_t bench_attn_setup(int32_t n, int32_t n_head, int32_t d_head) {
                           .kv_stride = width, .out_stride = width, .causal = 1, .q_offset = 0,
                           .scale = 0.125f, .key_valid = NULL};
     at.q = malloc((size_t)n * 3 * width * 4), at.k = malloc((size_t)n * width * 4), at.v = malloc((size_t)n * width * 4);
-    at.out = malloc((size_t)n * width * 4), at.scratch = malloc((size_t)n * 4);
+    at.out = malloc((size_t)n * width * 4), at.scratch = malloc((size_t)LT_ATTN_QUERY_BLOCK * n * 4);
     at.kv = malloc((size_t)2 * n * d_head * 4);
     if (!at.q || !at.k || !at.v || !at.out || !at.scratch || !at.kv) return -1;
     uint32_t r = 7;

@@ -518,7 +518,7 @@ static void test_attention(int n_q, int q_offset, int n_head, int d_head, bool c
     size_t plane = (size_t)n_head * n_q * n_kv;
     float *oa = rand_array((size_t)n_q * width), *ob = rand_array((size_t)n_q * width);
     float *sa = rand_array(plane), *sb = rand_array(plane), *pa = rand_array(plane),
-          *pb = rand_array(plane), *scratch = rand_array((size_t)n_kv);
+          *pb = rand_array(plane), *scratch = rand_array((size_t)LT_ATTN_QUERY_BLOCK * n_kv);
     lt_attention_simd(oa, sa, pa, q, k, v, &d, scratch);
     lt_attention_ref(ob, sb, pb, q, k, v, &d, scratch);
     int tag = (causal ? 1 : 0) + (padded ? 2 : 0);
@@ -604,6 +604,13 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
             for (int off = 0; off <= 6; off += 3)
                 for (int mode = 0; mode < 4; mode++)
                     test_attention(n_q, off, 1 + (int)(a % 3), dheads[a], mode & 1, mode & 2);
+    /* prefills longer than a block of queries and a tile of keys, with copied keys and values */
+    static const int long_dheads[] = {5, 16, 64};
+    for (size_t a = 0; a < sizeof long_dheads / sizeof *long_dheads; a++)
+        for (int mode = 0; mode < 4; mode++) {
+            test_attention(70, 0, 2, long_dheads[a], mode & 1, mode & 2);
+            test_attention(17, 100, 1, long_dheads[a], mode & 1, mode & 2);
+        }
     static char out[sizeof report + 64];
     snprintf(out, sizeof out, "checks %d failures %d\n%s", checks, failures, report);
     return out;
