@@ -46,7 +46,8 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
         s->pass.logits = malloc((size_t)m->n_vocab * sizeof(float));
         /* the per-thread scratch below comes once per part of a split job (parallel.h) */
         const size_t parts = (size_t)lt_par_parts();
-        s->pass.att_row = malloc(parts * (size_t)lt_attn_row_floats(m) * sizeof(float));
+        size_t row_room = 0; /* a block of queries' rows per part: checked, as att_kv below */
+        if (lt_mul_size(parts * sizeof(float), lt_attn_row_floats(m), &row_room)) s->pass.att_row = malloc(row_room);
         s->pass.slots = calloc(n_slots(m), sizeof *s->pass.slots);
         s->sample_probs = malloc((size_t)m->n_vocab * sizeof(float));
         s->sample_order = malloc((size_t)m->n_vocab * sizeof(int32_t));

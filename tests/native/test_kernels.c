@@ -610,6 +610,8 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (int mode = 0; mode < 4; mode++) {
             test_attention(70, 0, 2, long_dheads[a], mode & 1, mode & 2);
             test_attention(17, 100, 1, long_dheads[a], mode & 1, mode & 2);
+            /* an odd offset: a pair of queries where one sees none of a tile's keys, the other one */
+            test_attention(20, 63, 1, long_dheads[a], mode & 1, mode & 2);
         }
     static char out[sizeof report + 64];
     snprintf(out, sizeof out, "checks %d failures %d\n%s", checks, failures, report);
