@@ -16,6 +16,9 @@
 //      from the HTTP cache, revalidated with a bodiless 304), each the median of a few runs.
 //      Targets: under 500 ms, and under 200 ms on the second visit. The same runs also give
 //      navigation to the page's first drawn view (body[data-ready=true]), for information.
+//      Beside them, for scale, the floor: a page of a few lines whose worker imports only
+//      lantern.js, fetches austen's files, loads them and runs a prompt (tests/bench/floor/), in
+//      fresh contexts, with the time of each of its steps.
 //      LANTERN_BENCH_VISITS=n sets the runs; LANTERN_BENCH_PART=first runs this part alone;
 //      LANTERN_BENCH_ROOT=dir serves another folder laid out like the repository (web/, weights/,
 //      tests/fixtures/: a copy of an earlier web/, say), to compare two versions of the page.
@@ -381,6 +384,54 @@ async function firstProbabilities(browser, model, runs) {
   if (error) console.log(`  (${model}: stopped after a failure: ${error})`);
 }
 
+/** The floor under the first probabilities: tests/bench/floor/ in `runs` fresh contexts (its two
+ * files given by route, the engine and the weights from the server); the median of each step's
+ * time from navigation, printed for scale beside the page's figures (no target of its own). */
+async function floor(browser, runs) {
+  const dir = `${ROOT}tests/bench/floor/`;
+  const steps = [['html', 'HTML received'], ['dcl', 'DOMContentLoaded'], ['start', "worker's first line"],
+    ['imported', 'lantern.js imported'], ['compiled', 'engine compiled'], ['fetched', 'files fetched'],
+    ['loaded', 'model loaded'], ['ran', 'prompt run'], ['got', 'page has the probabilities']];
+  const times = Object.fromEntries(steps.map(([k]) => [k, []]));
+  try {
+    for (let r = 0; r < runs; r++) {
+      const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+      try {
+        await context.route(/\/web\/__floor\/[a-z-]+\.(html|js)$/, (route) => {
+          const name = new URL(route.request().url()).pathname.split('/').pop();
+          return route.fulfill({ body: readFileSync(dir + name), contentType: name.endsWith('.html') ? 'text/html' : 'text/javascript' });
+        });
+        const page = await context.newPage();
+        await page.goto(`${origin}/web/__floor/floor.html`, { waitUntil: 'commit', timeout: 60000 });
+        const t0 = Date.now();
+        let got = null;
+        while (!(got = await page.evaluate(() => window.__floor ?? null).catch(() => null))) {
+          if (Date.now() - t0 > 60000) throw new Error('no probabilities within 60 s');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        if (got.error) throw new Error(got.error);
+        const nav = await page.evaluate(() => {
+          const n = performance.getEntriesByType('navigation')[0];
+          return { origin: performance.timeOrigin, html: n.responseEnd, dcl: n.domContentLoadedEventStart };
+        });
+        for (const [k, t] of Object.entries(got.parts)) times[k].push(t - nav.origin);
+        times.html.push(nav.html);
+        times.dcl.push(nav.dcl);
+        times.got.push(got.got);
+      } finally {
+        await closeQuietly(context);
+      }
+    }
+  } catch (e) {
+    console.log(`  floor: failed: ${e.message.split('\n')[0]}`);
+    return;
+  }
+  const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  console.log(`  floor (for scale, no target): a page of a few lines whose worker imports only lantern.js and runs austen's prompt, ` +
+    `median of ${runs} fresh contexts, ms from navigation: ` + steps.map(([k, what]) => `${what} ${ms(median(times[k]))}`).join(', ') +
+    ` (the last from ${ms(Math.min(...times.got))} to ${ms(Math.max(...times.got))})`);
+}
+
 /** The GPT-2-small-shaped model through the file input, then a prompt of n tokens. Returns the
  * page when both worked, else null (and says why). */
 async function openGpt2(browser, dir, text, n) {
@@ -467,6 +518,7 @@ console.log(`page bench: Chromium ${browser.version()} (headless), ${cpus().leng
 try {
   console.log(`\n3. navigation to the first probabilities painted, first and second visit (median of ${VISITS}; load ${loadAverage()})`);
   for (const m of SHIPPED) await firstProbabilities(browser, m, VISITS);
+  await floor(browser, Math.max(VISITS, 3));
   if (ONLY_FIRST) throw Object.assign(new Error('only part 3'), { only: true });
 
   console.log(`\n1. austen at 256 tokens (its whole context): longest main-thread task per control`);
