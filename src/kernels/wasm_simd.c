@@ -573,11 +573,10 @@ static inline __attribute__((always_inline)) void store_scores4(float *s, v128_t
 }
 
 /* s[j] = (q . k_j) * scale for keys j < n (rows kv_stride apart). When the head width is a
- * multiple of 4, every key gets one lane-wise accumulator over the head width, in order, and its
- * lanes summed as in store_scores4. Eight keys at a time while more than four remain: eight
- * independent sums keep the adder busy where four wait on its latency. A group's missing places
- * repeat its first key, so that every score is computed the same way whatever n is (a padded
- * source gives the unpadded one's numbers). */
+ * multiple of 4, four keys at a time: every key gets one lane-wise accumulator over the head
+ * width, in order, its lanes summed as in store_scores4. The last group repeats its first key in
+ * the missing places, so that every score is computed the same way whatever n is (a padded source
+ * gives the unpadded one's numbers). */
 static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_stride, int32_t dh, int32_t n,
                           float scale) {
     if (dh % 4) {
@@ -585,27 +584,7 @@ static void scaled_scores(float *s, const float *q, const float *k, int32_t kv_s
         return;
     }
     const v128_t sc = wasm_f32x4_splat(scale);
-    int32_t j = 0;
-    for (; n - j > 4; j += 8) {
-        const int32_t keys = n - j < 8 ? n - j : 8;
-        const float *kr[8];
-        for (int32_t r = 0; r < 8; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
-        v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (int32_t i = 0; i < dh; i += 4) {
-            const v128_t qv = wasm_v128_load(q + i);
-            a0 = madd(qv, wasm_v128_load(kr[0] + i), a0);
-            a1 = madd(qv, wasm_v128_load(kr[1] + i), a1);
-            a2 = madd(qv, wasm_v128_load(kr[2] + i), a2);
-            a3 = madd(qv, wasm_v128_load(kr[3] + i), a3);
-            a4 = madd(qv, wasm_v128_load(kr[4] + i), a4);
-            a5 = madd(qv, wasm_v128_load(kr[5] + i), a5);
-            a6 = madd(qv, wasm_v128_load(kr[6] + i), a6);
-            a7 = madd(qv, wasm_v128_load(kr[7] + i), a7);
-        }
-        store_scores4(s + j, a0, a1, a2, a3, sc, 4);
-        store_scores4(s + j + 4, a4, a5, a6, a7, sc, keys - 4);
-    }
-    for (; j < n; j += 4) {
+    for (int32_t j = 0; j < n; j += 4) {
         const int32_t keys = n - j < 4 ? n - j : 4;
         const float *kr[4];
         for (int32_t r = 0; r < 4; r++) kr[r] = k + (size_t)(j + (r < keys ? r : 0)) * kv_stride;
@@ -676,12 +655,11 @@ static void weigh_row(float *w, float *scores, float *pattern, const lt_attn_dim
         for (int32_t j = 0; j < d->n_kv; j++) pattern[row + j] = j < end ? w[j] : 0.0f;
 }
 
-/* o[0 .. dh) += w[j] v_j for keys j0 <= j < j1 in order (rows kv_stride apart), each column's sum
- * in one lane; zero weights add nothing. o holds the sums so far, so the keys can come a block at
- * a time: the same additions in the same order as in one pass. */
-/* add_weighted_values for the columns from c0 on */
-static void add_weighted_values_from(float *o, const float *w, const float *vh, int32_t kv_stride, int32_t dh,
-                                     int32_t c0, int32_t j0, int32_t j1) {
+/* o[c] += w[j] v_j[c] for columns c0 <= c < dh and keys j0 <= j < j1 in order (rows kv_stride
+ * apart), each column's sum in one lane; zero weights add nothing. o holds the sums so far, so the
+ * keys can come a block at a time: the same additions in the same order as in one pass. */
+static void add_weighted_values(float *o, const float *w, const float *vh, int32_t kv_stride, int32_t dh, int32_t c0,
+                                int32_t j0, int32_t j1) {
     int32_t c = c0;
     for (; c + 16 <= dh; c += 16) {
         v128_t a0 = wasm_v128_load(o + c), a1 = wasm_v128_load(o + c + 4), a2 = wasm_v128_load(o + c + 8),
@@ -714,11 +692,6 @@ static void add_weighted_values_from(float *o, const float *w, const float *vh, 
     }
 }
 
-static void add_weighted_values(float *o, const float *w, const float *vh, int32_t kv_stride, int32_t dh, int32_t j0,
-                                int32_t j1) {
-    add_weighted_values_from(o, w, vh, kv_stride, dh, 0, j0, j1);
-}
-
 /* add_weighted_values for two query rows at once (weights w0 and w1, sums o0 and o1) over the
  * same keys: each value vector is loaded once for both, the same additions in the same order. */
 static void add_weighted_values2(float *o0, float *o1, const float *w0, const float *w1, const float *vh,
@@ -748,8 +721,8 @@ static void add_weighted_values2(float *o0, float *o1, const float *w0, const fl
         wasm_v128_store(o1 + c + 8, b2); wasm_v128_store(o1 + c + 12, b3);
     }
     if (c < dh) {
-        add_weighted_values_from(o0, w0, vh, kv_stride, dh, c, j0, j1);
-        add_weighted_values_from(o1, w1, vh, kv_stride, dh, c, j0, j1);
+        add_weighted_values(o0, w0, vh, kv_stride, dh, c, j0, j1);
+        add_weighted_values(o1, w1, vh, kv_stride, dh, c, j0, j1);
     }
 }
 
@@ -767,7 +740,7 @@ static void attention_head(float *out, float *scores, float *pattern, const floa
         weigh_row(scratch, scores, pattern, d, h, i, end);
         float *oi = out + (size_t)i * d->out_stride + (size_t)h * dh;
         zero_row(oi, dh);
-        add_weighted_values(oi, scratch, vh, kv_stride, dh, 0, end);
+        add_weighted_values(oi, scratch, vh, kv_stride, dh, 0, 0, end);
     }
 }
 
@@ -817,7 +790,7 @@ static void attention_head_blocked(float *out, float *scores, float *pattern, co
                 const float *w0 = scratch + (size_t)b * d->n_kv;
                 const int32_t e0 = end[b] < t + ATTN_KEY_TILE ? end[b] : t + ATTN_KEY_TILE;
                 if (b + 1 == nb) {
-                    if (e0 > t) add_weighted_values(o0, w0, vh, dh, dh, t, e0);
+                    if (e0 > t) add_weighted_values(o0, w0, vh, dh, dh, 0, t, e0);
                     continue;
                 }
                 float *o1 = o0 + d->out_stride;
@@ -826,8 +799,8 @@ static void attention_head_blocked(float *out, float *scores, float *pattern, co
                 const int32_t both = e0 < e1 ? e0 : e1;
                 if (both > t) add_weighted_values2(o0, o1, w0, w1, vh, dh, dh, t, both);
                 const int32_t from = both > t ? both : t;
-                if (e0 > from) add_weighted_values(o0, w0, vh, dh, dh, from, e0);
-                if (e1 > from) add_weighted_values(o1, w1, vh, dh, dh, from, e1);
+                if (e0 > from) add_weighted_values(o0, w0, vh, dh, dh, 0, from, e0);
+                if (e1 > from) add_weighted_values(o1, w1, vh, dh, dh, 0, from, e1);
             }
     }
 }
