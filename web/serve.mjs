@@ -25,14 +25,14 @@ const TYPES = {
 
 /** Whether a conditional request's copy is still current (RFC 9110 13.2.2: If-None-Match wins
  * over If-Modified-Since; ETags compare weakly). */
-function notModified(headers, etag, mtime) {
+function notModified(headers, etag, modified) {
   const tags = headers['if-none-match'];
   if (tags != null) {
     const bare = (t) => t.trim().replace(/^W\//, '');
     return tags.trim() === '*' || tags.split(',').some((t) => bare(t) === bare(etag));
   }
   const since = Date.parse(headers['if-modified-since'] ?? '');
-  return Number.isFinite(since) && Math.floor(mtime.getTime() / 1000) * 1000 <= since;
+  return Number.isFinite(since) && modified <= since;
 }
 
 /** Start serving; resolves to the http.Server once it listens (port 0 picks a free port). */
@@ -67,10 +67,13 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
     // make that question cheap (304, no body), so a second visit reuses the modules, the wasm
     // (and Chromium's compiled code for it) and the weights, yet an edited file is seen at once
     const etag = `W/"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    // whole seconds, as HTTP dates have them, cut down from mtimeMs: stat.mtime is mtimeMs rounded
+    // to the millisecond, so a file written at x.9998 s would be dated a second late
+    const modified = Math.floor(stat.mtimeMs / 1000) * 1000;
     const headers = {
-      'Cache-Control': 'no-cache', ETag: etag, 'Last-Modified': stat.mtime.toUTCString(), ...isolation,
+      'Cache-Control': 'no-cache', ETag: etag, 'Last-Modified': new Date(modified).toUTCString(), ...isolation,
     };
-    if (notModified(req.headers, etag, stat.mtime)) {
+    if (notModified(req.headers, etag, modified)) {
       res.writeHead(304, headers);
       res.end();
       return;
