@@ -239,13 +239,13 @@ static inline float abs_max(float m, float w) {
  * tensor t is read (widened to f32) only in the writing pass. d_in is a multiple of the block. */
 static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t d_in, size_t offset, size_t sj,
                        size_t si, lt_mat *out) {
-    const size_t nb = d_in / LT_Q8_BLOCK, n = d_out * d_in;
+    const size_t nb = d_in / LT_Q8_BLOCK, n = d_out * d_in, size = LT_Q8_SIZE(d_out, d_in);
     int8_t *q = L->next8;
     float *scales = lt_loader_alloc(L, LT_Q8_SCALES_SIZE(d_out, nb));
-    L->count8 += n;
+    L->count8 += size;
     L->n_params += n;
     if (!q) return LT_OK;
-    L->next8 += n;
+    L->next8 += size;
     out->q = q;
     out->qs = scales;
     float *all;
@@ -254,6 +254,7 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
     const float *w = all + offset;
     for (size_t k = d_out / 4 * 4 * nb; k < LT_Q8_SCALES_SIZE(d_out, nb); k++)
         scales[k] = 0.0f; /* the last group of four rows, so that its missing rows stay 0 */
+    memset(q + d_out / 4 * 4 * d_in, 0, size - d_out / 4 * 4 * d_in);
     if (sj == 1 && si != 1) {
         /* Conv1D (GPT-2): input i's weights for every output are one row of the tensor. A block's
          * LT_Q8_BLOCK rows are read together (their maxima row by row, then each output's column
@@ -272,7 +273,8 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
             for (size_t j = 0; j < d_out; j++) {
                 const float inv = max[j] > 0.0f ? 127.0f / max[j] : 0.0f;
                 scales[LT_Q8_SCALE_AT(nb, j, b)] = max[j] / 127.0f;
-                for (size_t i = 0; i < LT_Q8_BLOCK; i++) q[j * d_in + b * LT_Q8_BLOCK + i] = q8_round(rows[i * si + j], inv);
+                for (size_t i = 0; i < LT_Q8_BLOCK; i++)
+                    q[LT_Q8_AT(d_in, j, b * LT_Q8_BLOCK + i)] = q8_round(rows[i * si + j], inv);
             }
         }
         free(max);
@@ -285,7 +287,8 @@ static int32_t take_q8(lt_loader *L, const lt_st_tensor *t, size_t d_out, size_t
             for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) max = abs_max(max, w[j * sj + i * si]);
             const float scale = max / 127.0f, inv = max > 0.0f ? 127.0f / max : 0.0f;
             scales[LT_Q8_SCALE_AT(nb, j, b)] = scale;
-            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++) q[j * d_in + i] = q8_round(w[j * sj + i * si], inv);
+            for (size_t i = b * LT_Q8_BLOCK; i < (b + 1) * LT_Q8_BLOCK; i++)
+                q[LT_Q8_AT(d_in, j, i)] = q8_round(w[j * sj + i * si], inv);
         }
     free(all);
     return LT_OK;

@@ -107,9 +107,9 @@ void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t 
     for (int32_t t = 0; t < n; t++) {
         float *xr = out + (size_t)t * d;
         if (table->q) {
-            const int8_t *te = table->q + (size_t)ids[t] * d;
             for (int32_t i = 0; i < d; i++)
-                xr[i] = (float)te[i] * table->qs[LT_Q8_SCALE_AT(d / LT_Q8_BLOCK, ids[t], i / LT_Q8_BLOCK)];
+                xr[i] = (float)table->q[LT_Q8_AT(d, ids[t], i)] *
+                        table->qs[LT_Q8_SCALE_AT(d / LT_Q8_BLOCK, ids[t], i / LT_Q8_BLOCK)];
         } else if (table->f) {
             const float *te = table->f + (size_t)ids[t] * d;
             for (int32_t i = 0; i < d; i++) xr[i] = te[i];

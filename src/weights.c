@@ -21,7 +21,7 @@
 
 /* W(i, j) of a matrix with d_in inputs, however it is held. */
 float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
-    if (a->q) return (float)a->q[j * d_in + i] * a->qs[LT_Q8_SCALE_AT(d_in / LT_Q8_BLOCK, j, i / LT_Q8_BLOCK)];
+    if (a->q) return (float)a->q[LT_Q8_AT(d_in, j, i)] * a->qs[LT_Q8_SCALE_AT(d_in / LT_Q8_BLOCK, j, i / LT_Q8_BLOCK)];
     const size_t k = a->packed ? LT_PACKED_AT(d_in, i, j) : j * d_in + i;
     return a->f ? a->f[k] : lt_half_to_f32(a->h[k], a->kind);
 }

@@ -105,11 +105,11 @@ void lt_q8_matmul_ref(float *out, const float *in, const int8_t *q, const float 
     for (int32_t t = 0; t < n; t++) {
         lt_q8_quantize_row(xq, xs, in + (size_t)t * d_in, d_in);
         for (int32_t j = 0; j < d_out; j++) {
-            const int8_t *qj = q + (size_t)j * d_in;
             float sum = 0.0f;
             for (int32_t b = 0; b < nb; b++) {
                 int32_t dot = 0;
-                for (int32_t k = b * LT_Q8_BLOCK; k < (b + 1) * LT_Q8_BLOCK; k++) dot += (int32_t)xq[k] * qj[k];
+                for (int32_t k = b * LT_Q8_BLOCK; k < (b + 1) * LT_Q8_BLOCK; k++)
+                    dot += (int32_t)xq[k] * q[LT_Q8_AT(d_in, j, k)];
                 sum += (float)dot * (xs[b] * scales[LT_Q8_SCALE_AT(nb, j, b)]);
             }
             out[(size_t)t * d_out + j] = sum + (bias ? bias[j] : 0.0f);

@@ -509,9 +509,11 @@ static inline __attribute__((always_inline)) v128_t i32_lane_sums(v128_t a, v128
 /* Four output columns at a time, one per lane: each block of 32 is an exact integer dot product
  * per column (4 x i32x4_dot_i16x8, the lanes summed), converted, scaled and added in block order:
  * the reference's arithmetic, so the results equal it bit for bit in the strict build. The four
- * columns' scales of a block are one load (the scales are grouped by four rows); j0 must be a
- * multiple of 4. The four columns are written out by hand: V8 keeps the accumulators and row
- * pointers of a loop over a stack array in memory, loaded and stored every block. */
+ * columns' weights of a block are 128 consecutive bytes and their scales one load (both are
+ * stored by groups of four rows, LT_Q8_AT); j0 must be a multiple of 4. A last group of fewer
+ * columns computes its padding rows too and stores only its own. The four columns are written
+ * out by hand: V8 keeps the accumulators of a loop over a stack array in memory, loaded and
+ * stored every block. */
 void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const float *scales, const float *bias,
                             int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs) {
     const int32_t nb = d_in / LT_Q8_BLOCK;
@@ -520,23 +522,27 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
         float *o = out + (size_t)t * d_out;
         for (int32_t j = j0; j < j1; j += 4) {
             const int32_t rows = j1 - j < 4 ? j1 - j : 4;
-            /* a last group of fewer columns repeats its first (computed, never stored) */
-            const size_t r1 = (size_t)j + (rows > 1), r2 = (size_t)j + (rows > 2 ? 2 : 0), r3 = (size_t)j + (rows > 3 ? 3 : 0);
-            const int8_t *q0 = q + (size_t)j * d_in, *q1 = q + r1 * d_in, *q2 = q + r2 * d_in, *q3 = q + r3 * d_in;
+            const int8_t *g = q + LT_Q8_AT(d_in, j, 0);
             const float *s4 = scales + LT_Q8_SCALE_AT(nb, j, 0);
             v128_t acc = wasm_f32x4_splat(0.0f);
             for (int32_t b = 0; b < nb; b++) {
                 const int16_t *xb = xq + b * LT_Q8_BLOCK;
                 const v128_t x0 = wasm_v128_load(xb), x1 = wasm_v128_load(xb + 8), x2 = wasm_v128_load(xb + 16),
                              x3 = wasm_v128_load(xb + 24);
-                const int32_t at = b * LT_Q8_BLOCK;
-                const v128_t dots = i32_lane_sums(q8_block(q0 + at, x0, x1, x2, x3), q8_block(q1 + at, x0, x1, x2, x3),
-                                                  q8_block(q2 + at, x0, x1, x2, x3), q8_block(q3 + at, x0, x1, x2, x3));
+                const int8_t *gb = g + (size_t)b * 4 * LT_Q8_BLOCK;
+                const v128_t dots = i32_lane_sums(
+                    q8_block(gb, x0, x1, x2, x3), q8_block(gb + LT_Q8_BLOCK, x0, x1, x2, x3),
+                    q8_block(gb + 2 * LT_Q8_BLOCK, x0, x1, x2, x3), q8_block(gb + 3 * LT_Q8_BLOCK, x0, x1, x2, x3));
                 const v128_t sc = wasm_f32x4_mul(wasm_f32x4_splat(xs[b]), wasm_v128_load(s4 + 4 * b));
                 acc = madd(wasm_f32x4_convert_i32x4(dots), sc, acc);
             }
             /* + 0 without a bias, as the reference adds (a sum of -0 becomes +0) */
-            acc = wasm_f32x4_add(acc, bias ? wasm_f32x4_make(bias[j], bias[r1], bias[r2], bias[r3]) : wasm_f32x4_splat(0.0f));
+            if (bias) {
+                const int32_t r1 = j + (rows > 1), r2 = j + (rows > 2 ? 2 : 0), r3 = j + (rows > 3 ? 3 : 0);
+                acc = wasm_f32x4_add(acc, wasm_f32x4_make(bias[j], bias[r1], bias[r2], bias[r3]));
+            } else {
+                acc = wasm_f32x4_add(acc, wasm_f32x4_splat(0.0f));
+            }
             if (rows == 4) {
                 wasm_v128_store(o + j, acc);
             } else {

@@ -103,7 +103,7 @@ EXPORT int32_t bench_mv_setup(int32_t kind, int32_t d_in, int32_t d_out, int32_t
     free(mv.w); free(mv.scales); free(mv.x); free(mv.y); free(mv.bias); free(mv.scratch); free(mv.xs); free(mv.xq);
     mv.kind = kind, mv.d_in = d_in, mv.d_out = d_out, mv.copies = copies;
     const int packed = kind == MV_PACKED || kind == MV_PACKED_F16;
-    mv.size = packed ? LT_PACKED_SIZE(d_in, d_out) : (size_t)d_in * d_out;
+    mv.size = packed ? LT_PACKED_SIZE(d_in, d_out) : kind == MV_Q8 ? LT_Q8_SIZE(d_out, d_in) : (size_t)d_in * d_out;
     const size_t elem = kind == MV_Q8 ? 1 : kind == MV_PACKED || kind == MV_NT ? 4 : 2;
     mv.w = aligned_alloc(16, (mv.size * copies * elem + 15) & ~(size_t)15);
     mv.scales = aligned_alloc(16, ((size_t)d_out * (d_in / LT_Q8_BLOCK + 1) * copies * 4 + 15) & ~(size_t)15);
