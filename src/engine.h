@@ -99,12 +99,13 @@ typedef struct lt_pass lt_pass;             /* below */
 typedef enum { LT_ACT_GELU_TANH, LT_ACT_GELU_ERF, LT_ACT_RELU } lt_act;
 
 /* A weight matrix in engine memory: f32, or 16-bit as the file stored it (exactly one of f and
- * h is set), row-major or packed into column panels (kernels.h). */
+ * h is set), row-major, or packed into column panels, or f32 rows by groups of four (kernels.h). */
 typedef struct lt_mat {
     const float *f;
     const uint16_t *h;
     lt_half_kind kind; /* of h */
     bool packed;
+    bool rows4;        /* f is [d_out, d_in] stored by LT_ROWS4_AT */
     const int8_t *q;   /* 8-bit: (d_out, d_in), whichever way the file stored it */
     const float *qs;   /* (ceil(d_out / 4), d_in / LT_Q8_BLOCK, 4) the scale of each block of q (LT_Q8_SCALE_AT) */
 } lt_mat;

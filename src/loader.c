@@ -331,6 +331,32 @@ int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_
     return LT_OK;
 }
 
+/* A [rows, cols] f32 matrix (cols a multiple of 4) stored by groups of four rows (LT_ROWS4_AT):
+ * read row by row into its place, then each group's 4 x cols floats rearranged where they lie,
+ * so that loading takes no second copy of what may be 150 MB. */
+static int32_t take_rows4(lt_loader *L, const lt_st_tensor *t, size_t rows, size_t cols, lt_mat *out) {
+    const size_t size = LT_ROWS4_SIZE(rows, cols), group = 4 * cols;
+    float *dst = lt_loader_alloc(L, size);
+    out->f = dst;
+    out->rows4 = true;
+    L->n_params += t->numel;
+    if (!dst) return LT_OK;
+    lt_st_to_f32(dst, t);
+    note_dtype(L, t);
+    int32_t rc = check_finite(dst, t->numel, t->name);
+    if (rc) return rc;
+    memset(dst + t->numel, 0, (size - t->numel) * sizeof *dst); /* the last group's padding rows */
+    float *tmp = malloc(group * sizeof *tmp);
+    if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+    for (float *g = dst; g < dst + size; g += group) {
+        memcpy(tmp, g, group * sizeof *tmp);
+        for (size_t r = 0; r < 4; r++)
+            for (size_t i = 0; i < cols; i++) g[LT_ROWS4_AT(cols, r, i)] = tmp[r * cols + i];
+    }
+    free(tmp);
+    return LT_OK;
+}
+
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out) {
     const size_t shape[2] = {rows, cols};
     const lt_st_tensor *t;
@@ -343,6 +369,7 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
     out->packed = pack;
     const bool half = L->keep16 && (t->dtype == LT_DT_F16 || t->dtype == LT_DT_BF16);
     const size_t size = pack ? LT_PACKED_SIZE(rows, cols) : t->numel;
+    if (!half && !pack && cols % 4 == 0) return take_rows4(L, t, rows, cols, out);
     if (!half && !pack) {
         float *f;
         rc = lt_take(L, name, rows, cols, &f);

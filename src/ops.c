@@ -32,6 +32,7 @@ static void matmul_part(void *ctx, int32_t k, int32_t parts) {
     float *xs = J->p->q8_s + (size_t)k * (widest / LT_Q8_BLOCK + 1);
     const lt_mat *w = J->w;
     if (w->q) lt_q8_matmul_cols_simd(J->out, J->in, w->q, w->qs, J->bias, J->n, J->d_in, J->d_out, j0, j1, xq, xs);
+    else if (J->nt && w->rows4) lt_matmul_rows4_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
     else if (J->nt && w->f) lt_matmul_nt_cols_simd(J->out, J->in, w->f, J->n, J->d_in, J->d_out, j0, j1);
     else if (J->nt) lt_matmul_nt_h_cols_simd(J->out, J->in, w->h, w->kind, J->n, J->d_in, J->d_out, j0, j1, panel);
     else if (w->f) lt_matmul_packed_cols_simd(J->out, J->in, w->f, J->bias, J->n, J->d_in, J->d_out, j0, j1);
@@ -86,6 +87,7 @@ void lt_matmul_nt(lt_pass *p, float *out, const float *in, const lt_mat *w, int3
     if (matmul_split(p, out, in, w, NULL, n, d_in, d_out, true)) return;
 #endif
     if (w->q) lt_k_q8_matmul(out, in, w->q, w->qs, NULL, n, d_in, d_out, p->q8_x, p->q8_s);
+    else if (w->rows4) lt_k_matmul_rows4(out, in, w->f, n, d_in, d_out);
     else if (w->f) lt_k_matmul_nt(out, in, w->f, n, d_in, d_out);
     else lt_k_matmul_nt_h(out, in, w->h, w->kind, n, d_in, d_out, p->panel);
 }
@@ -110,6 +112,8 @@ void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t 
             for (int32_t i = 0; i < d; i++)
                 xr[i] = (float)table->q[LT_Q8_AT(d, ids[t], i)] *
                         table->qs[LT_Q8_SCALE_AT(d / LT_Q8_BLOCK, ids[t], i / LT_Q8_BLOCK)];
+        } else if (table->rows4) {
+            for (int32_t i = 0; i < d; i++) xr[i] = table->f[LT_ROWS4_AT(d, ids[t], i)];
         } else if (table->f) {
             const float *te = table->f + (size_t)ids[t] * d;
             for (int32_t i = 0; i < d; i++) xr[i] = te[i];

@@ -22,7 +22,7 @@
 /* W(i, j) of a matrix with d_in inputs, however it is held. */
 float lt_mat_at(const lt_mat *a, size_t d_in, size_t i, size_t j) {
     if (a->q) return (float)a->q[LT_Q8_AT(d_in, j, i)] * a->qs[LT_Q8_SCALE_AT(d_in / LT_Q8_BLOCK, j, i / LT_Q8_BLOCK)];
-    const size_t k = a->packed ? LT_PACKED_AT(d_in, i, j) : j * d_in + i;
+    const size_t k = a->packed ? LT_PACKED_AT(d_in, i, j) : a->rows4 ? LT_ROWS4_AT(d_in, j, i) : j * d_in + i;
     return a->f ? a->f[k] : lt_half_to_f32(a->h[k], a->kind);
 }
 
@@ -135,8 +135,8 @@ int32_t lt_model_tensor(const lt_model *m, const char *name, const float **data,
                                                 "in its description)", name);
     size_t n = 1;
     for (int32_t k = 0; k < v.ndim; k++) n *= (size_t)v.shape[k]; /* each below 2^24, products checked at load */
-    /* an f32 embedding held row by row is already W_E: no copy of what may be 150 MB */
-    if (v.lay == LT_WV_OUT_IN && v.mat.f && !v.mat.packed && v.col0 == 0) {
+    /* an f32 embedding held row by row (a width not a multiple of 4) is already W_E: no copy */
+    if (v.lay == LT_WV_OUT_IN && v.mat.f && !v.mat.packed && !v.mat.rows4 && v.col0 == 0) {
         v.lay = LT_WV_DIRECT;
         v.direct = v.mat.f;
     }

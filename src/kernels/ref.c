@@ -33,6 +33,17 @@ void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, in
     }
 }
 
+void lt_matmul_rows4_ref(float *out, const float *in, const float *w, int32_t n, int32_t d_in, int32_t d_out) {
+    for (int32_t t = 0; t < n; t++) {
+        const float *x = in + (size_t)t * d_in;
+        for (int32_t j = 0; j < d_out; j++) {
+            float s = 0.0f;
+            for (int32_t i = 0; i < d_in; i++) s += x[i] * w[LT_ROWS4_AT(d_in, j, i)];
+            out[(size_t)t * d_out + j] = s;
+        }
+    }
+}
+
 float lt_half_to_f32(uint16_t h, lt_half_kind kind) {
     uint32_t bits;
     if (kind == LT_H_BF16) {

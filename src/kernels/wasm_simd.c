@@ -114,6 +114,61 @@ void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t
     }
 }
 
+/* The same sums as nt_rows4 (lane k of row r's accumulator adds inputs k, k + 4, ... in order),
+ * from four rows stored by LT_ROWS4_AT: the 16 floats of each step are consecutive. */
+static inline __attribute__((always_inline)) v128_t rows4_group(const float *x, const float *g, int32_t d_in) {
+    v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int32_t i = 0;
+    for (; i + 8 <= d_in; i += 8, g += 32) {
+        v128_t xv = wasm_v128_load(x + i);
+        a0 = madd(xv, wasm_v128_load(g), a0);
+        a1 = madd(xv, wasm_v128_load(g + 4), a1);
+        a2 = madd(xv, wasm_v128_load(g + 8), a2);
+        a3 = madd(xv, wasm_v128_load(g + 12), a3);
+        xv = wasm_v128_load(x + i + 4);
+        a0 = madd(xv, wasm_v128_load(g + 16), a0);
+        a1 = madd(xv, wasm_v128_load(g + 20), a1);
+        a2 = madd(xv, wasm_v128_load(g + 24), a2);
+        a3 = madd(xv, wasm_v128_load(g + 28), a3);
+    }
+    if (i < d_in) {
+        const v128_t xv = wasm_v128_load(x + i);
+        a0 = madd(xv, wasm_v128_load(g), a0);
+        a1 = madd(xv, wasm_v128_load(g + 4), a1);
+        a2 = madd(xv, wasm_v128_load(g + 8), a2);
+        a3 = madd(xv, wasm_v128_load(g + 12), a3);
+    }
+    return f32_lane_sums(a0, a1, a2, a3);
+}
+
+/* Like lt_matmul_nt_cols_simd (blocks of LT_PANEL rows while every input row passes); j0 must be
+ * a multiple of 4. A last group of fewer columns computes its padding rows too and stores only
+ * its own. */
+void lt_matmul_rows4_cols_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
+                               int32_t d_out, int32_t j0, int32_t j1) {
+    for (int32_t jb = j0; jb < j1; jb += LT_PANEL) {
+        const int32_t je = j1 - jb < LT_PANEL ? j1 : jb + LT_PANEL;
+        for (int32_t t = 0; t < n; t++) {
+            const float *x = in + (size_t)t * d_in;
+            float *o = out + (size_t)t * d_out;
+            for (int32_t j = jb; j < je; j += 4) {
+                const v128_t s = rows4_group(x, w + LT_ROWS4_AT(d_in, j, 0), d_in);
+                if (je - j >= 4) {
+                    wasm_v128_store(o + j, s);
+                } else {
+                    float tmp[4];
+                    wasm_v128_store(tmp, s);
+                    for (int32_t r = 0; r < je - j; r++) o[j + r] = tmp[r];
+                }
+            }
+        }
+    }
+}
+
+void lt_matmul_rows4_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in, int32_t d_out) {
+    lt_matmul_rows4_cols_simd(out, in, w, n, d_in, d_out, 0, d_out);
+}
+
 void lt_matmul_nt_simd(float *out, const float *in, const float *w, int32_t n, int32_t d_in,
                        int32_t d_out) {
     lt_matmul_nt_cols_simd(out, in, w, n, d_in, d_out, 0, d_out);

@@ -84,6 +84,23 @@ static void test_matmul_nt(int n, int d_in, int d_out) {
     lt_matmul_nt_cols_simd(b, x, w, n, d_in, d_out, 0, cut);
     lt_matmul_nt_cols_simd(b, x, w, n, d_in, d_out, cut, d_out);
     expect_close("matmul_nt in two column ranges", b, a, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+    if (d_in % 4 == 0) {
+        /* the same matrix stored by groups of four rows; the padding rows hold values the
+         * kernels must ignore */
+        float *w4 = rand_array(LT_ROWS4_SIZE(d_out, d_in)), *c = rand_array((size_t)n * d_out);
+        for (int j = 0; j < d_out; j++)
+            for (int i = 0; i < d_in; i++) w4[LT_ROWS4_AT(d_in, j, i)] = w[(size_t)j * d_in + i];
+        lt_matmul_rows4_simd(c, x, w4, n, d_in, d_out);
+        expect_close("matmul_rows4 simd vs matmul_nt simd", c, a, (size_t)n * d_out, SAME_ORDER_TOL(d_in), n, d_in,
+                     d_out);
+        lt_matmul_rows4_cols_simd(b, x, w4, n, d_in, d_out, 0, cut);
+        lt_matmul_rows4_cols_simd(b, x, w4, n, d_in, d_out, cut, d_out);
+        expect_close("matmul_rows4 in two column ranges", b, c, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+        lt_matmul_nt_ref(b, x, w, n, d_in, d_out);
+        lt_matmul_rows4_ref(c, x, w4, n, d_in, d_out);
+        expect_close("matmul_rows4 ref vs matmul_nt ref", c, b, (size_t)n * d_out, 0.0f, n, d_in, d_out);
+        free(w4); free(c);
+    }
     free(x); free(w); free(a); free(b);
 }
 
