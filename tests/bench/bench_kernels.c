@@ -90,7 +90,7 @@ EXPORT float bench_madd_from(const float *w, uint32_t bytes, int32_t reps) {
  * matrix stays in whichever cache it fits, as a small model's does between steps), then
  * bench_mv_run runs the decode kernel (n = 1) over them `reps` times, for JavaScript to time:
  * d_in * d_out * copies * reps multiply-adds. Kinds: */
-enum { MV_PACKED, MV_NT, MV_Q8, MV_PACKED_F16, MV_NT_F16, MV_KINDS };
+enum { MV_PACKED, MV_NT, MV_Q8, MV_PACKED_F16, MV_NT_F16, MV_ROWS4, MV_KINDS };
 static struct {
     int32_t kind, d_in, d_out, copies;
     size_t size; /* elements of one matrix */
@@ -103,8 +103,11 @@ EXPORT int32_t bench_mv_setup(int32_t kind, int32_t d_in, int32_t d_out, int32_t
     free(mv.w); free(mv.scales); free(mv.x); free(mv.y); free(mv.bias); free(mv.scratch); free(mv.xs); free(mv.xq);
     mv.kind = kind, mv.d_in = d_in, mv.d_out = d_out, mv.copies = copies;
     const int packed = kind == MV_PACKED || kind == MV_PACKED_F16;
-    mv.size = packed ? LT_PACKED_SIZE(d_in, d_out) : kind == MV_Q8 ? LT_Q8_SIZE(d_out, d_in) : (size_t)d_in * d_out;
-    const size_t elem = kind == MV_Q8 ? 1 : kind == MV_PACKED || kind == MV_NT ? 4 : 2;
+    mv.size = packed               ? LT_PACKED_SIZE(d_in, d_out)
+              : kind == MV_Q8      ? LT_Q8_SIZE(d_out, d_in)
+              : kind == MV_ROWS4 ? LT_ROWS4_SIZE(d_out, d_in)
+                                   : (size_t)d_in * d_out;
+    const size_t elem = kind == MV_Q8 ? 1 : kind == MV_PACKED || kind == MV_NT || kind == MV_ROWS4 ? 4 : 2;
     mv.w = aligned_alloc(16, (mv.size * copies * elem + 15) & ~(size_t)15);
     mv.scales = aligned_alloc(16, ((size_t)d_out * (d_in / LT_Q8_BLOCK + 1) * copies * 4 + 15) & ~(size_t)15);
     mv.x = aligned_alloc(16, ((size_t)d_in * 4 + 15) & ~(size_t)15);
@@ -136,6 +139,7 @@ EXPORT float bench_mv_run(int32_t reps) {
             switch (mv.kind) {
             case MV_PACKED: lt_k_matmul_packed(mv.y, mv.x, (const float *)mv.w + at, mv.bias, 1, mv.d_in, mv.d_out); break;
             case MV_NT: lt_k_matmul_nt(mv.y, mv.x, (const float *)mv.w + at, 1, mv.d_in, mv.d_out); break;
+            case MV_ROWS4: lt_k_matmul_rows4(mv.y, mv.x, (const float *)mv.w + at, 1, mv.d_in, mv.d_out); break;
             case MV_Q8:
                 lt_k_q8_matmul(mv.y, mv.x, (const int8_t *)mv.w + at, mv.scales + (size_t)c * mv.d_out * nb, mv.bias, 1,
                                mv.d_in, mv.d_out, mv.xq, mv.xs);

@@ -43,17 +43,17 @@ console.log(`ceilings, one thread: multiply-adds from registers ${num(regs)} GMA
   `L1 ${num(from.L1)}, L2 ${num(from.L2)}, L3 ${num(from.L3)}, memory ${num(from.memory)} GMAC/s (f32 weights: ` +
   `${num(4 * from.memory)} GB/s)`);
 
-const KINDS = ['f32 packed', 'f32 rows', 'int8 rows', 'f16 packed', 'f16 rows'];
-const BYTES = [4, 4, 1.125, 2, 2];
+const KINDS = ['f32 packed', 'f32 rows', 'int8 rows', 'f16 packed', 'f16 rows', 'f32 rows by four'];
+const BYTES = [4, 4, 1.125, 2, 2, 4];
 const shapes = [
   // [kind, d_in, d_out, what, copies]
   [0, 128, 384, 'austen/poetry qkv'], [0, 128, 128, 'attention out'], [0, 128, 512, 'MLP in'], [0, 512, 128, 'MLP out'],
-  [1, 128, 4096, 'austen unembedding'], [1, 128, 5657, 'poetry unembedding'],
+  [5, 128, 4096, 'austen unembedding'], [5, 128, 5657, 'poetry unembedding'],
   [2, 128, 384, 'int8 qkv'], [2, 512, 128, 'int8 MLP out'], [2, 128, 4096, 'int8 unembedding'],
   [3, 128, 512, 'f16 MLP in'], [4, 128, 4096, 'f16 unembedding'],
   [2, 768, 2304, 'GPT-2 small int8 qkv', 16], [2, 768, 3072, 'GPT-2 small int8 MLP in', 12],
   [2, 3072, 768, 'GPT-2 small int8 MLP out', 12], [2, 768, 50257, 'GPT-2 small int8 unembedding', 1],
-  [0, 768, 3072, 'GPT-2 small f32 MLP in', 12],
+  [0, 768, 3072, 'GPT-2 small f32 MLP in', 12], [5, 768, 50257, 'GPT-2 small f32 unembedding', 1],
 ];
 console.log('decode kernels (n = 1): GMAC/s, % of the multiply-add ceiling from L2, and where the weights sit');
 for (const [kind, din, dout, what, copies = 1] of shapes) {
