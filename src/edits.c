@@ -281,7 +281,7 @@ void lt_edited_attention(lt_pass *p, float *out, float *scores, float *pattern, 
                     row[j] = -INFINITY;
                     continue;
                 }
-                const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh;
+                const float *kr = k + (size_t)j * d->kv_stride + (size_t)lt_attn_kv_head(d, h) * dh;
                 float dot = 0.0f;
                 for (int32_t c = 0; c < dh; c++) dot += qr[c] * kr[c];
                 row[j] = dot * d->scale;
@@ -296,7 +296,7 @@ void lt_edited_attention(lt_pass *p, float *out, float *scores, float *pattern, 
             for (int32_t c = 0; c < dh; c++) o[c] = 0.0f;
             for (int32_t j = 0; j < d->n_kv; j++) {
                 if (row[j] == 0.0f) continue;
-                const float *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
+                const float *vr = v + (size_t)j * d->kv_stride + (size_t)lt_attn_kv_head(d, h) * dh;
                 for (int32_t c = 0; c < dh; c++) o[c] += row[j] * vr[c];
             }
         }

@@ -499,6 +499,9 @@ static inline void lt_activate(lt_act act, float *x, int64_t n) {
 /* Floats of one part's room in lt_pass.att_kv: a head's keys and values at the longest context
  * (every attention has at most n_ctx keys, as att_row assumes). */
 static inline size_t lt_attn_kv_floats(const lt_model *m) { return 2 * (size_t)m->n_ctx * (size_t)m->d_head; }
+/* Floats of a row of the KV cache: the key-value heads' (n_kv_head * d_head; d_model without
+ * grouped-query attention) */
+static inline size_t lt_kv_width(const lt_model *m) { return (size_t)m->n_kv_head * (size_t)m->d_head; }
 /* Floats of one part's room in lt_pass.att_row: a block of queries' rows at the longest context */
 static inline size_t lt_attn_row_floats(const lt_model *m) { return (size_t)LT_ATTN_QUERY_BLOCK * (size_t)m->n_ctx; }
 

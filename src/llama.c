@@ -5,7 +5,7 @@
  *   logits = rms_final(x) @ lm_head^T
  * Rotary embeddings rotate each head's two halves (Hugging Face's rotate_half), by angles
  * position * rope_theta^(-2i / d_head); grouped-query attention shares each key-value head among
- * n_head / n_kv_head query heads (the KV cache holds it once per query head). Qwen2 adds biases to
+ * n_head / n_kv_head query heads (the KV cache holds each key-value head once). Qwen2 adds biases to
  * q, k and v; Llama's attention_bias adds them to all four projections. */
 #include "engine.h"
 #include "kernels/kernels.h"
@@ -292,12 +292,13 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     lt_embed_rows(x, &m->wte, ids, n, d);
     lt_hook_rows(p, LT_L_EMBED, 0, x, n, d, 0, d);
     lt_attn_dims ad = {
-        .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
-        .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
+        .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .out_stride = d,
+        .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL, .kv_stride = dkv,
+        .group = group,
     };
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
-        float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
+        float *kc = p->k_cache + (size_t)l * m->n_ctx * dkv, *vc = p->v_cache + (size_t)l * m->n_ctx * dkv;
         lt_hook_rows(p, LT_L_RESID_PRE, l, x, n, d, 0, d);
 
         lt_capture_ln_scale(p, LT_L_LN1_SCALE, l, x, n, d);
@@ -313,13 +314,9 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         rope(m, k, n, Hkv, p0);
         lt_hook_rows(p, LT_L_ROT_Q, l, q, n, d, 0, d);
         lt_hook_rows(p, LT_L_ROT_K, l, k, n, dkv, 0, dkv);
-        /* into the cache once per query head: query head h reads key-value head h / group */
-        for (int32_t t = 0; t < n; t++)
-            for (int32_t h = 0; h < H; h++) {
-                const size_t src = (size_t)t * dkv + (size_t)(h / group) * dh, dst = (size_t)(p0 + t) * d + (size_t)h * dh;
-                memcpy(kc + dst, k + src, (size_t)dh * sizeof(float));
-                memcpy(vc + dst, v + src, (size_t)dh * sizeof(float));
-            }
+        /* into the cache as they are, key-value heads only: query head h reads head h / group */
+        memcpy(kc + (size_t)p0 * dkv, k, (size_t)n * dkv * sizeof(float));
+        memcpy(vc + (size_t)p0 * dkv, v, (size_t)n * dkv * sizeof(float));
         if (p->n_edits && (lt_edits_at(p, LT_L_ATTN_SCORES, l) || lt_edits_at(p, LT_L_PATTERN, l)))
             lt_edited_attention(p, z, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), q, kc, vc,
                                 &ad, LT_L_ATTN_SCORES, LT_L_PATTERN, l);

@@ -34,7 +34,7 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
     if (!params.max_capture_bytes) params.max_capture_bytes = DEFAULT_MAX_CAPTURE_BYTES;
     lt_session *s = calloc(1, sizeof *s);
     size_t cache = 0;
-    bool ok = s && lt_mul_size((size_t)m->n_layer * (size_t)m->n_ctx, (size_t)m->d_model, &cache) &&
+    bool ok = s && lt_mul_size((size_t)m->n_layer * (size_t)m->n_ctx, lt_kv_width(m), &cache) &&
               lt_mul_size(cache, sizeof(float), &cache);
     if (ok) {
         s->pass.model = m;

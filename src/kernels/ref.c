@@ -166,7 +166,7 @@ void lt_attention_ref(float *out, float *scores, float *pattern, const float *q,
             const float *qi = q + (size_t)i * d->q_stride + (size_t)h * d->d_head;
             for (int32_t j = 0; j < d->n_kv; j++) {
                 if (!key_visible(d, i, j)) { scratch[j] = -INFINITY; continue; }
-                const float *kj = k + (size_t)j * d->kv_stride + (size_t)h * d->d_head;
+                const float *kj = k + (size_t)j * d->kv_stride + (size_t)lt_attn_kv_head(d, h) * d->d_head;
                 float s = 0.0f;
                 for (int32_t c = 0; c < d->d_head; c++) s += qi[c] * kj[c];
                 scratch[j] = s * d->scale;
@@ -181,7 +181,7 @@ void lt_attention_ref(float *out, float *scores, float *pattern, const float *q,
             for (int32_t c = 0; c < d->d_head; c++) oi[c] = 0.0f;
             for (int32_t j = 0; j < d->n_kv; j++) {
                 if (scratch[j] == 0.0f) continue;
-                const float *vj = v + (size_t)j * d->kv_stride + (size_t)h * d->d_head;
+                const float *vj = v + (size_t)j * d->kv_stride + (size_t)lt_attn_kv_head(d, h) * d->d_head;
                 for (int32_t c = 0; c < d->d_head; c++) oi[c] += scratch[j] * vj[c];
             }
         }

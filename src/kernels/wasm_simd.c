@@ -868,9 +868,10 @@ static void attention_head_blocked(float *out, float *scores, float *pattern, co
 
 void lt_attention_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, const lt_attn_dims *d, float *scratch) {
-    for (int32_t h = 0; h < d->n_head; h++)
-        attention_head(out, scores, pattern, q, k + (size_t)h * d->d_head, v + (size_t)h * d->d_head, d->kv_stride,
-                       d, h, scratch);
+    for (int32_t h = 0; h < d->n_head; h++) {
+        const size_t at = (size_t)lt_attn_kv_head(d, h) * d->d_head;
+        attention_head(out, scores, pattern, q, k + at, v + at, d->kv_stride, d, h, scratch);
+    }
 }
 
 void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float *q, const float *k,
@@ -881,14 +882,17 @@ void lt_attention_kv_simd(float *out, float *scores, float *pattern, const float
     }
     const int32_t dh = d->d_head;
     float *kc = kv, *vc = kv + (size_t)d->n_kv * dh;
+    int32_t copied = -1; /* the key-value head in kv: a group of query heads shares one copy */
     for (int32_t h = 0; h < d->n_head; h++) {
+        const int32_t g = lt_attn_kv_head(d, h);
         /* only the keys some query sees are copied */
         int32_t end = d->n_kv;
         if (d->causal && d->q_offset + d->n_q < end) end = d->q_offset + d->n_q;
-        for (int32_t j = 0; j < end; j++) {
-            const float *kr = k + (size_t)j * d->kv_stride + (size_t)h * dh, *vr = v + (size_t)j * d->kv_stride + (size_t)h * dh;
+        for (int32_t j = 0; j < end && g != copied; j++) {
+            const float *kr = k + (size_t)j * d->kv_stride + (size_t)g * dh, *vr = v + (size_t)j * d->kv_stride + (size_t)g * dh;
             for (int32_t c = 0; c < dh; c++) kc[(size_t)j * dh + c] = kr[c], vc[(size_t)j * dh + c] = vr[c];
         }
+        copied = g;
         attention_head_blocked(out, scores, pattern, q, kc, vc, d, h, scratch);
     }
 }
