@@ -201,12 +201,15 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
 #endif
 #define lt_k_layernorm lt_layernorm_ref
 #define lt_k_rmsnorm lt_rmsnorm_ref
-#define lt_k_silu_mul lt_silu_mul_ref
 #ifdef __wasm_simd128__
+/* lt_silu_mul_ref with the vectorised e^x (within 2 ulp of expf) */
+void lt_silu_mul_simd(float *gate, const float *up, int64_t n);
+#define lt_k_silu_mul lt_silu_mul_simd
 #define lt_k_gelu_tanh lt_gelu_tanh_simd
 #define lt_k_softmax lt_softmax_simd
 #define lt_k_argmax lt_argmax_simd
 #else
+#define lt_k_silu_mul lt_silu_mul_ref
 #define lt_k_gelu_tanh lt_gelu_tanh_ref
 #define lt_k_softmax lt_softmax_ref
 #define lt_k_argmax lt_argmax_ref

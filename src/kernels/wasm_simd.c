@@ -221,6 +221,17 @@ void lt_gelu_tanh_simd(float *x, int64_t n) {
     if (i < n) lt_gelu_tanh_ref(x + i, n - i);
 }
 
+void lt_silu_mul_simd(float *gate, const float *up, int64_t n) {
+    const v128_t one = wasm_f32x4_splat(1.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const v128_t g = wasm_v128_load(gate + i);
+        const v128_t s = wasm_f32x4_div(g, wasm_f32x4_add(one, exp4(wasm_f32x4_neg(g))));
+        wasm_v128_store(gate + i, wasm_f32x4_mul(s, wasm_v128_load(up + i)));
+    }
+    if (i < n) lt_silu_mul_ref(gate + i, up + i, n - i);
+}
+
 float lt_softmax_simd(float *x, int32_t n) {
     v128_t m4 = wasm_f32x4_splat(-INFINITY);
     int32_t i = 0;

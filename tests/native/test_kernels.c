@@ -238,6 +238,15 @@ static void test_elementwise(int n) {
     lt_gelu_tanh_simd(a, n);
     lt_gelu_tanh_ref(b, n);
     expect_close("gelu_tanh", a, b, (size_t)n, 2e-6f, n, 0, 0);
+    { /* SwiGLU's silu(gate) * up: |up| < 1, |silu(x)| <= |x| < 8, e^x within 2 ulp */
+        float *up = rand_array((size_t)n);
+        memcpy(a, x, (size_t)n * sizeof *a);
+        memcpy(b, x, (size_t)n * sizeof *b);
+        lt_silu_mul_simd(a, up, n);
+        lt_silu_mul_ref(b, up, n);
+        expect_close("silu_mul", a, b, (size_t)n, 2e-6f, n, 0, 0);
+        free(up);
+    }
     for (int i = 0; i < n; i++) a[i] = b[i] = (i % 5 == 2) ? -INFINITY : x[i] * 4.0f;
     lt_softmax_simd(a, n);
     lt_softmax_ref(b, n);
