@@ -106,7 +106,7 @@ typedef struct lt_mat {
     lt_half_kind kind; /* of h */
     bool packed;
     bool rows4;        /* f is [d_out, d_in] stored by LT_ROWS4_AT */
-    const int8_t *q;   /* 8-bit: (d_out, d_in), whichever way the file stored it */
+    const int8_t *q;   /* 8-bit: (d_out, d_in) by groups of four rows (LT_Q8_AT) */
     const float *qs;   /* (ceil(d_out / 4), d_in / LT_Q8_BLOCK, 4) the scale of each block of q (LT_Q8_SCALE_AT) */
 } lt_mat;
 
@@ -214,7 +214,8 @@ int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_
 /* A matrix stored as [rows, cols]: quantized to 8 bits when L->q8 (and its input width is a
  * multiple of LT_Q8_BLOCK), else kept in 16 bits when the file has it so and L->keep16, else
  * converted to f32. `pack`: a Conv1D weight [d_in, d_out], packed into column panels (for
- * lt_k_matmul_packed); else an [d_out, d_in] matrix (for lt_k_matmul_nt). */
+ * lt_k_matmul_packed); else an [d_out, d_in] matrix (for lt_matmul_nt), in f32 by groups of four rows
+ * (LT_ROWS4_AT) when cols is a multiple of 4. */
 int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bool pack, lt_mat *out);
 /* Mark `name` (or prefix + name) as known to the model though not read: buffers a checkpoint
  * carries that the engine computes itself (GPT-2's causal mask). Absent is fine. */
@@ -437,8 +438,8 @@ struct lt_pass {
     lt_edit_rec *edits; /* (n_edits), applied in this order */
     int32_t n_edits;
     int32_t n_past;
-    float *k_cache;   /* (n_layer, n_ctx, d_model): head h at columns h * d_head */
-    float *v_cache;   /* (n_layer, n_ctx, d_model) */
+    float *k_cache;   /* (n_layer, n_ctx, lt_kv_width): key-value head g at columns g * d_head */
+    float *v_cache;   /* (n_layer, n_ctx, lt_kv_width) */
 
     /* encoder-decoder: the encoded source and the cross-attention keys and values from it */
     int32_t n_src;        /* 0: no source encoded yet */

@@ -59,15 +59,14 @@ typedef struct {
 
 static void attention_part(void *ctx, int32_t k, int32_t parts) {
     const attention_job *J = ctx;
-    /* whole groups of query heads to a part, so that a part's heads read its own key-value heads */
-    const int32_t group = J->d->group > 1 ? J->d->group : 1, groups = J->d->n_head / group;
-    const int32_t g0 = groups * k / parts, g1 = groups * (k + 1) / parts, h0 = g0 * group;
-    if (g0 >= g1) return;
+    const int32_t h0 = J->d->n_head * k / parts, h1 = J->d->n_head * (k + 1) / parts;
+    if (h0 >= h1) return;
     lt_attn_dims d = *J->d;
-    d.n_head = (g1 - g0) * group;
-    const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head, kv_off = (size_t)g0 * d.d_head;
+    d.n_head = h1 - h0;
+    d.head0 += h0; /* k and v are passed whole: each head finds its key-value head by its number */
+    const size_t plane = (size_t)d.n_q * d.n_kv, off = (size_t)h0 * d.d_head;
     lt_k_attention_kv(J->out + off, J->scores ? J->scores + h0 * plane : NULL,
-                      J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k + kv_off, J->v + kv_off, &d,
+                      J->pattern ? J->pattern + h0 * plane : NULL, J->q + off, J->k, J->v, &d,
                       J->scratch + (size_t)k * J->scratch_stride, J->kv + (size_t)k * J->kv_stride);
 }
 #endif

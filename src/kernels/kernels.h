@@ -97,12 +97,15 @@ typedef struct lt_attn_dims {
     int32_t q_offset;       /* absolute position of query row 0 */
     float scale;            /* usually 1 / sqrt(d_head) */
     const uint8_t *key_valid; /* [n_kv], 0 marks a padded key; NULL: all valid */
-    int32_t group;          /* query heads per key-value head (grouped-query attention): query head h
-                               reads key-value head h / group of k and v; 0 counts as 1 */
+    int32_t group;          /* query heads per key-value head (grouped-query attention); 0 counts as 1 */
+    int32_t head0;          /* the model's number of query head 0 of q (a thread's share of the heads
+                               starts past 0); k and v hold every key-value head */
 } lt_attn_dims;
 
-/* The key-value head that query head h reads */
-static inline int32_t lt_attn_kv_head(const lt_attn_dims *d, int32_t h) { return d->group > 1 ? h / d->group : h; }
+/* The key-value head of k and v that query head h (of q) reads: (head0 + h) / group */
+static inline int32_t lt_attn_kv_head(const lt_attn_dims *d, int32_t h) {
+    return d->group > 1 ? (d->head0 + h) / d->group : d->head0 + h;
+}
 
 /* out [n_q, out_stride]; scores and pattern [n_head, n_q, n_kv] or NULL (written only if given:
  * scores are scaled and masked, pattern the softmax); scratch [n_kv]. A query row that sees no

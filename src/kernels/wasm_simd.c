@@ -221,12 +221,15 @@ void lt_gelu_tanh_simd(float *x, int64_t n) {
     if (i < n) lt_gelu_tanh_ref(x + i, n - i);
 }
 
+/* Below -88.7, e^-g overflows in expf and silu(g) is -0 in the reference; exp4 clamps instead, so
+ * those lanes are set to -0 (else a gate of -1e38 would give -0.29 up). */
 void lt_silu_mul_simd(float *gate, const float *up, int64_t n) {
-    const v128_t one = wasm_f32x4_splat(1.0f);
+    const v128_t one = wasm_f32x4_splat(1.0f), low = wasm_f32x4_splat(-88.72283f), neg0 = wasm_f32x4_splat(-0.0f);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         const v128_t g = wasm_v128_load(gate + i);
-        const v128_t s = wasm_f32x4_div(g, wasm_f32x4_add(one, exp4(wasm_f32x4_neg(g))));
+        const v128_t s = wasm_v128_bitselect(neg0, wasm_f32x4_div(g, wasm_f32x4_add(one, exp4(wasm_f32x4_neg(g)))),
+                                             wasm_f32x4_lt(g, low));
         wasm_v128_store(gate + i, wasm_f32x4_mul(s, wasm_v128_load(up + i)));
     }
     if (i < n) lt_silu_mul_ref(gate + i, up + i, n - i);

@@ -245,6 +245,11 @@ static void test_elementwise(int n) {
         lt_silu_mul_simd(a, up, n);
         lt_silu_mul_ref(b, up, n);
         expect_close("silu_mul", a, b, (size_t)n, 2e-6f, n, 0, 0);
+        /* gates past e^x's range: -0 (or +0 times a negative up), and the gate itself far above it */
+        for (int i = 0; i < n; i++) a[i] = b[i] = i % 3 == 0 ? -1e38f : i % 3 == 1 ? -100.0f : 1e30f;
+        lt_silu_mul_simd(a, up, n);
+        lt_silu_mul_ref(b, up, n);
+        expect_close("silu_mul, huge gates", a, b, (size_t)n, 0.0f, n, 1, 0);
         free(up);
     }
     for (int i = 0; i < n; i++) a[i] = b[i] = (i % 5 == 2) ? -INFINITY : x[i] * 4.0f;
@@ -620,6 +625,23 @@ static void test_attention_grouped(int n_q, int q_offset, int n_kv_head, int gro
     lt_attention_ref(oa, sa, pa, q, k, v, &g, scratch);
     expect_close("grouped attention ref out", oa, ob, outs, 0.0f, n_q, n_kv, tag);
     expect_close("grouped attention ref scores", sa, sb, plane, 0.0f, n_q, n_kv, tag);
+    { /* the heads from 1 on, as a thread's share: q and out from head 1, k and v whole, head0 1;
+       * the same numbers as those heads of the whole run */
+        lt_attn_dims s = g;
+        s.n_head = n_head - 1;
+        s.head0 = 1;
+        const size_t hp = (size_t)n_q * n_kv;
+        float *of = rand_array(outs), *sf = rand_array(plane), *pf = rand_array(plane);
+        float *oc = rand_array(outs), *sc = rand_array(plane), *pc = rand_array(plane);
+        lt_attention_kv_simd(of, sf, pf, q, k, v, &g, scratch, kv);
+        lt_attention_kv_simd(oc + d_head, sc + hp, pc + hp, q + d_head, k, v, &s, scratch, kv);
+        for (int i = 0; i < n_q; i++) /* head 0 of out is not this share's */
+            memcpy(oc + (size_t)i * width, of + (size_t)i * width, (size_t)d_head * sizeof *oc);
+        memcpy(sc, sf, hp * sizeof *sc);
+        expect_close("grouped attention from head 1, out", oc, of, outs, 0.0f, n_q, n_kv, tag);
+        expect_close("grouped attention from head 1, scores", sc, sf, plane, 0.0f, n_q, n_kv, tag);
+        free(of); free(sf); free(pf); free(oc); free(sc); free(pc);
+    }
     free(q); free(k); free(v); free(ke); free(ve); free(oa); free(ob); free(sa); free(sb); free(pa); free(pb);
     free(scratch); free(kv);
 }
