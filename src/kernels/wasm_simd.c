@@ -49,31 +49,46 @@ static inline __attribute__((always_inline)) v128_t f32_lane_sums(v128_t a, v128
     return wasm_f32x4_add(wasm_i64x2_shuffle(ab, cd, 0, 2), wasm_i64x2_shuffle(ab, cd, 1, 3));
 }
 
+/* The first n lanes of v (all four when n >= 4) stored at o */
+static inline __attribute__((always_inline)) void store_lanes(float *o, v128_t v, int32_t n) {
+    if (n >= 4) {
+        wasm_v128_store(o, v);
+        return;
+    }
+    float tmp[4];
+    wasm_v128_store(tmp, v);
+    for (int32_t r = 0; r < n; r++) o[r] = tmp[r];
+}
+
 /* Four weight rows (output columns) against one input row x, d_in a multiple of 4: four
  * accumulators (more run slower in V8), two steps of i per pass of the loop, and each row's lanes
- * summed together, in hsum's order. */
-static inline __attribute__((always_inline)) v128_t nt_rows4(const float *x, const float *w0, int32_t d_in) {
-    const float *w1 = w0 + d_in, *w2 = w1 + d_in, *w3 = w2 + d_in;
+ * summed together, in hsum's order. Row r's inputs i to i + 3 are the four floats at
+ * w + r * row + (i / 4) * step: row = d_in, step = 4 for rows one after another; row = 4,
+ * step = 16 for rows stored by LT_ROWS4_AT, whose 16 floats of a step are consecutive. */
+static inline __attribute__((always_inline)) v128_t four_rows(const float *x, const float *w, int32_t row,
+                                                              int32_t step, int32_t d_in) {
+    const float *w0 = w, *w1 = w0 + row, *w2 = w1 + row, *w3 = w2 + row;
     v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    size_t at = 0;
     int32_t i = 0;
-    for (; i + 8 <= d_in; i += 8) {
+    for (; i + 8 <= d_in; i += 8, at += 2 * (size_t)step) {
         v128_t xv = wasm_v128_load(x + i);
-        a0 = madd(xv, wasm_v128_load(w0 + i), a0);
-        a1 = madd(xv, wasm_v128_load(w1 + i), a1);
-        a2 = madd(xv, wasm_v128_load(w2 + i), a2);
-        a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+        a0 = madd(xv, wasm_v128_load(w0 + at), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + at), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + at), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + at), a3);
         xv = wasm_v128_load(x + i + 4);
-        a0 = madd(xv, wasm_v128_load(w0 + i + 4), a0);
-        a1 = madd(xv, wasm_v128_load(w1 + i + 4), a1);
-        a2 = madd(xv, wasm_v128_load(w2 + i + 4), a2);
-        a3 = madd(xv, wasm_v128_load(w3 + i + 4), a3);
+        a0 = madd(xv, wasm_v128_load(w0 + at + step), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + at + step), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + at + step), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + at + step), a3);
     }
     if (i < d_in) {
         const v128_t xv = wasm_v128_load(x + i);
-        a0 = madd(xv, wasm_v128_load(w0 + i), a0);
-        a1 = madd(xv, wasm_v128_load(w1 + i), a1);
-        a2 = madd(xv, wasm_v128_load(w2 + i), a2);
-        a3 = madd(xv, wasm_v128_load(w3 + i), a3);
+        a0 = madd(xv, wasm_v128_load(w0 + at), a0);
+        a1 = madd(xv, wasm_v128_load(w1 + at), a1);
+        a2 = madd(xv, wasm_v128_load(w2 + at), a2);
+        a3 = madd(xv, wasm_v128_load(w3 + at), a3);
     }
     return f32_lane_sums(a0, a1, a2, a3);
 }
@@ -89,7 +104,7 @@ void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t
             int32_t j = jb;
             /* four output columns at once where d_in has no tail: the same sums as below */
             if (d_in % 4 == 0)
-                for (; j + 4 <= je; j += 4) wasm_v128_store(o + j, nt_rows4(x, w + (size_t)j * d_in, d_in));
+                for (; j + 4 <= je; j += 4) wasm_v128_store(o + j, four_rows(x, w + (size_t)j * d_in, d_in, 4, d_in));
             /* four output columns at once: x is loaded once for four weight rows */
             for (; j + 4 <= je; j += 4) {
                 const float *w0 = w + (size_t)j * d_in, *w1 = w0 + d_in, *w2 = w1 + d_in,
@@ -114,33 +129,6 @@ void lt_matmul_nt_cols_simd(float *out, const float *in, const float *w, int32_t
     }
 }
 
-/* The same sums as nt_rows4 (lane k of row r's accumulator adds inputs k, k + 4, ... in order),
- * from four rows stored by LT_ROWS4_AT: the 16 floats of each step are consecutive. */
-static inline __attribute__((always_inline)) v128_t rows4_group(const float *x, const float *g, int32_t d_in) {
-    v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    int32_t i = 0;
-    for (; i + 8 <= d_in; i += 8, g += 32) {
-        v128_t xv = wasm_v128_load(x + i);
-        a0 = madd(xv, wasm_v128_load(g), a0);
-        a1 = madd(xv, wasm_v128_load(g + 4), a1);
-        a2 = madd(xv, wasm_v128_load(g + 8), a2);
-        a3 = madd(xv, wasm_v128_load(g + 12), a3);
-        xv = wasm_v128_load(x + i + 4);
-        a0 = madd(xv, wasm_v128_load(g + 16), a0);
-        a1 = madd(xv, wasm_v128_load(g + 20), a1);
-        a2 = madd(xv, wasm_v128_load(g + 24), a2);
-        a3 = madd(xv, wasm_v128_load(g + 28), a3);
-    }
-    if (i < d_in) {
-        const v128_t xv = wasm_v128_load(x + i);
-        a0 = madd(xv, wasm_v128_load(g), a0);
-        a1 = madd(xv, wasm_v128_load(g + 4), a1);
-        a2 = madd(xv, wasm_v128_load(g + 8), a2);
-        a3 = madd(xv, wasm_v128_load(g + 12), a3);
-    }
-    return f32_lane_sums(a0, a1, a2, a3);
-}
-
 /* Like lt_matmul_nt_cols_simd (blocks of LT_PANEL rows while every input row passes); j0 must be
  * a multiple of 4. A last group of fewer columns computes its padding rows too and stores only
  * its own. */
@@ -151,16 +139,8 @@ void lt_matmul_rows4_cols_simd(float *out, const float *in, const float *w, int3
         for (int32_t t = 0; t < n; t++) {
             const float *x = in + (size_t)t * d_in;
             float *o = out + (size_t)t * d_out;
-            for (int32_t j = jb; j < je; j += 4) {
-                const v128_t s = rows4_group(x, w + LT_ROWS4_AT(d_in, j, 0), d_in);
-                if (je - j >= 4) {
-                    wasm_v128_store(o + j, s);
-                } else {
-                    float tmp[4];
-                    wasm_v128_store(tmp, s);
-                    for (int32_t r = 0; r < je - j; r++) o[j + r] = tmp[r];
-                }
-            }
+            for (int32_t j = jb; j < je; j += 4)
+                store_lanes(o + j, four_rows(x, w + LT_ROWS4_AT(d_in, j, 0), 4, 16, d_in), je - j);
         }
     }
 }
@@ -612,13 +592,7 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
             } else {
                 acc = wasm_f32x4_add(acc, wasm_f32x4_splat(0.0f));
             }
-            if (rows == 4) {
-                wasm_v128_store(o + j, acc);
-            } else {
-                float tmp[4];
-                wasm_v128_store(tmp, acc);
-                for (int32_t r = 0; r < rows; r++) o[j + r] = tmp[r];
-            }
+            store_lanes(o + j, acc, rows);
         }
     }
 }
@@ -638,13 +612,7 @@ static inline __attribute__((always_inline)) void store_scores4(float *s, v128_t
     const v128_t t23 = wasm_f32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
     const v128_t sum = wasm_f32x4_mul(
         wasm_f32x4_add(wasm_i64x2_shuffle(t01, t23, 0, 2), wasm_i64x2_shuffle(t01, t23, 1, 3)), sc);
-    if (keys >= 4) {
-        wasm_v128_store(s, sum);
-    } else {
-        float tmp[4];
-        wasm_v128_store(tmp, sum);
-        for (int32_t r = 0; r < keys; r++) s[r] = tmp[r];
-    }
+    store_lanes(s, sum, keys);
 }
 
 /* s[j] = (q . k_j) * scale for keys j < n (rows kv_stride apart). When the head width is a
