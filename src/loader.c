@@ -156,6 +156,13 @@ static void note_dtype(lt_loader *L, const lt_st_tensor *t) {
     else if (strcmp(L->dtype, t->dtype_name)) L->dtype = "mixed";
 }
 
+/* Tensor t widened to f32 into dst (t->numel floats), its dtype noted, checked finite */
+static int32_t widen_into(lt_loader *L, float *dst, const lt_st_tensor *t) {
+    lt_st_to_f32(dst, t);
+    note_dtype(L, t);
+    return check_finite(dst, t->numel, t->name);
+}
+
 float *lt_loader_alloc(lt_loader *L, size_t n) {
     float *p = L->next;
     L->count += n;
@@ -172,9 +179,7 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
     *out = dst;
     L->n_params += t->numel;
     if (!dst) return LT_OK;
-    lt_st_to_f32(dst, t);
-    note_dtype(L, t);
-    return check_finite(dst, t->numel, t->name);
+    return widen_into(L, dst, t);
 }
 
 /* The whole tensor widened to f32 in a temporary buffer the caller frees: for loaders that
@@ -182,9 +187,7 @@ int32_t lt_take(lt_loader *L, const char *name, size_t rows, size_t cols, float 
 static int32_t read_f32(lt_loader *L, const lt_st_tensor *t, float **out) {
     *out = malloc((t->numel ? t->numel : 1) * sizeof(float));
     if (!*out) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
-    lt_st_to_f32(*out, t);
-    note_dtype(L, t);
-    int32_t rc = check_finite(*out, t->numel, t->name);
+    int32_t rc = widen_into(L, *out, t);
     if (rc) {
         free(*out);
         *out = NULL;
@@ -341,9 +344,7 @@ static int32_t take_rows4(lt_loader *L, const lt_st_tensor *t, size_t rows, size
     out->rows4 = true;
     L->n_params += t->numel;
     if (!dst) return LT_OK;
-    lt_st_to_f32(dst, t);
-    note_dtype(L, t);
-    int32_t rc = check_finite(dst, t->numel, t->name);
+    int32_t rc = widen_into(L, dst, t);
     if (rc) return rc;
     memset(dst + t->numel, 0, (size - t->numel) * sizeof *dst); /* the last group's padding rows */
     float *tmp = malloc(group * sizeof *tmp);
