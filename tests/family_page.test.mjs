@@ -312,7 +312,13 @@ test('rotary against learned positions: two folders with metrics.json side by si
 });
 
 /** The text of a panel, without its glossary tooltips. */
-const panelText = (page, id) => page.$eval(id, (e) => e.innerText);
+// the text a reader sees in a panel: brought into view first, since the page renders a panel
+// off screen only when it nears the viewport (content-visibility: auto; innerText is empty before)
+const panelText = (page, id) => page.$eval(id, async (e) => {
+  e.scrollIntoView();
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return e.innerText;
+});
 
 test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions; the comparison panel reads and keeps its layer in the URL', { timeout: 240000 }, async () => {
   const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
