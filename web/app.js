@@ -329,7 +329,6 @@ function drawView(v) {
   cancelAnimationFrame(streamFrame);
   streamFrame = 0;
   streamed = [];
-  flushUrl();
   view = v;
   lastDrawn = v.id;
   for (const tok of [...v.tokens, ...(v.srcTokens ?? [])]) displayOf.set(tok.id, tok.text);
@@ -364,6 +363,7 @@ function drawView(v) {
   if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
   document.body.dataset.ready = 'true';
+  flushUrl(); // after the views changed the page: the layout it asks for is the frame's own
   shown();
 }
 
@@ -376,6 +376,10 @@ function whenShown(fn) {
   else fn();
 }
 function shown() {
+  if (urlWaits) {
+    urlWaits = false;
+    flushUrl();
+  }
   if (!deferred) return;
   const fns = deferred;
   deferred = null;
@@ -690,7 +694,10 @@ const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 
 // replaceState is throttled by browsers: a change writes the URL at once unless one was written
 // in the last 100 ms; then the latest state is written when that time is up.
 // A drawn view writes a pending state at once, so the URL always matches what is on screen.
-let saveTimer = 0, savedAt = -Infinity;
+// Until the first view is drawn the state waits for it: Chromium lays the page out to note the
+// scroll position at every replaceState, and at start that is a whole layout of the page in the
+// middle of building it.
+let saveTimer = 0, savedAt = -Infinity, urlWaits = true;
 function writeUrl() {
   clearTimeout(saveTimer);
   saveTimer = 0;
@@ -701,6 +708,7 @@ function flushUrl() { if (saveTimer) writeUrl(); }
 function saveUrl() {
   const write = writeUrl;
   if (saveTimer) return;
+  if (urlWaits) { saveTimer = setTimeout(write, 10000); return; } // (written by shown(); this if it never comes)
   const wait = savedAt + 100 - performance.now();
   if (wait <= 0) write();
   else saveTimer = setTimeout(write, wait);

@@ -1274,10 +1274,22 @@ export function t(key, ...args) {
   return typeof v === 'function' ? v(...args) : v;
 }
 
-/** Fill the static markup's strings in the current language. */
+/** Fill the static markup's strings in the current language. Only a string that changed is
+ * written: a text node replaced, even by the same words, is laid out and shaped again, and the
+ * page relabels itself whole at every load. */
 export function applyStatic(root = document) {
   document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
-  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
-  for (const el of root.querySelectorAll('[data-i18n-label]')) el.setAttribute('aria-label', t(el.dataset.i18nLabel));
-  for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll('[data-i18n]')) {
+    const s = String(t(el.dataset.i18n) ?? ''); // (as textContent takes a missing string: empty)
+    const only = el.firstChild;
+    if (!(only && !only.nextSibling && only.nodeType === 3 /* text */ && only.data === s)) el.textContent = s;
+  }
+  for (const el of root.querySelectorAll('[data-i18n-label]')) {
+    const s = String(t(el.dataset.i18nLabel));
+    if (el.getAttribute('aria-label') !== s) el.setAttribute('aria-label', s);
+  }
+  for (const el of root.querySelectorAll('[data-i18n-title]')) {
+    const s = String(t(el.dataset.i18nTitle));
+    if (el.title !== s) el.title = s;
+  }
 }
