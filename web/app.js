@@ -329,6 +329,7 @@ function drawView(v) {
   cancelAnimationFrame(streamFrame);
   streamFrame = 0;
   streamed = [];
+  flushUrl();
   view = v;
   lastDrawn = v.id;
   for (const tok of [...v.tokens, ...(v.srcTokens ?? [])]) displayOf.set(tok.id, tok.text);
@@ -363,7 +364,6 @@ function drawView(v) {
   if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
   document.body.dataset.ready = 'true';
-  flushUrl(); // after the views changed the page: the layout it asks for is the frame's own
   shown();
 }
 
@@ -694,9 +694,9 @@ const VIEW_KEYS = ['prompt', 'steps', 'hist', 'layer', 'head', 'stage', 'mean', 
 // replaceState is throttled by browsers: a change writes the URL at once unless one was written
 // in the last 100 ms; then the latest state is written when that time is up.
 // A drawn view writes a pending state at once, so the URL always matches what is on screen.
-// Until the first view is drawn the state waits for it: Chromium lays the page out to note the
-// scroll position at every replaceState, and at start that is a whole layout of the page in the
-// middle of building it.
+// Until the first view is drawn (or the page says why none comes) the state waits, written by
+// shown(): Chromium lays the page out to note the scroll position at every replaceState, and at
+// start that was a whole layout of the page in the middle of building it.
 let saveTimer = 0, savedAt = -Infinity, urlWaits = true;
 function writeUrl() {
   clearTimeout(saveTimer);
@@ -704,7 +704,7 @@ function writeUrl() {
   savedAt = performance.now();
   history.replaceState(null, '', encodeState(S, { translating: translating() }));
 }
-function flushUrl() { if (saveTimer) writeUrl(); }
+function flushUrl() { if (saveTimer && !urlWaits) writeUrl(); }
 function saveUrl() {
   const write = writeUrl;
   if (saveTimer) return;
