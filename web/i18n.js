@@ -1284,12 +1284,10 @@ export function applyStatic(root = document) {
     const only = el.firstChild;
     if (!(only && !only.nextSibling && only.nodeType === 3 /* text */ && only.data === s)) el.textContent = s;
   }
-  for (const el of root.querySelectorAll('[data-i18n-label]')) {
-    const s = String(t(el.dataset.i18nLabel));
-    if (el.getAttribute('aria-label') !== s) el.setAttribute('aria-label', s);
-  }
-  for (const el of root.querySelectorAll('[data-i18n-title]')) {
-    const s = String(t(el.dataset.i18nTitle));
-    if (el.title !== s) el.title = s;
+  for (const [selector, key, attribute] of [['[data-i18n-label]', 'i18nLabel', 'aria-label'], ['[data-i18n-title]', 'i18nTitle', 'title']]) {
+    for (const el of root.querySelectorAll(selector)) {
+      const s = String(t(el.dataset[key]));
+      if (el.getAttribute(attribute) !== s) el.setAttribute(attribute, s);
+    }
   }
 }
