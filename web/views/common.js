@@ -179,7 +179,7 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
 /** A colour custom property (#rgb, #rrggbb or rgb()) as seen by el, as [r, g, b]; fallback if
  * unset or unreadable. Canvas views take their page colours (light, dark, an element's theme) so. */
 export function cssRgb(el, name, fallback) {
-  const v = (el && typeof getComputedStyle === 'function' ? getComputedStyle(el).getPropertyValue(name) : '').trim();
+  const v = el && typeof getComputedStyle === 'function' ? cssVar(el, name) : ''; // (read once: see cssVar)
   let m = /^#([0-9a-f]{6})$/i.exec(v);
   if (m) return [0, 2, 4].map((i) => parseInt(m[1].slice(i, i + 2), 16));
   m = /^#([0-9a-f]{3})$/i.exec(v);

@@ -9,10 +9,14 @@ export function createGrid({ root, caption, onPick }) {
   let data = null, visibleNow = false, pendingDraw = false, selected = { layer: 0, head: 0 }, meta = null;
   let ablated = new Set(); // heads the page ablates, marked on their tiles
   const nav = roving(root, 'canvas', { columns: () => data?.H ?? 1 });
+  // the grid's width as the last layout left it: read in the middle of a redraw, it made the
+  // browser lay out the whole page there and then
+  let laidOut = 0;
+  new ResizeObserver(() => { laidOut = root.clientWidth; }).observe(root);
 
   function build() {
     const { L, H, r, c } = data;
-    const width = root.clientWidth || 600;
+    const width = laidOut || root.clientWidth || 600;
     const tile = Math.max(24, Math.min(88, Math.floor((width - 4 * (H - 1)) / H)));
     root.style.gridTemplateColumns = `repeat(${H}, ${tile}px)`;
     const tiles = [];

@@ -11,6 +11,7 @@ export function createLines({ scroller, canvas }) {
   const ctx = canvas.getContext('2d');
   const g = gate('lines');
   let m = null, rows = [], cols = [], query = 0;
+  let reveal = false; // the query row is to be scrolled into view at the next paint
 
   function paint() {
     counted('lines-paint');
@@ -23,6 +24,14 @@ export function createLines({ scroller, canvas }) {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     if (!m) return;
+    // (here, in the frame, rather than where the query changed: reading the scroller's size in
+    // the middle of a redraw laid out the whole page there and then)
+    if (reveal) {
+      reveal = false;
+      const y = (query - m.first) * ROW;
+      const h = scroller.clientHeight;
+      if (y < scroller.scrollTop || y > scroller.scrollTop + h - ROW) scroller.scrollTop = y - h / 2;
+    }
     const top = scroller.scrollTop, first = m.first;
     const yOf = (k) => 10 + (k - first) * ROW - top;
     const left = Math.min(150, W * 0.34), right = W - left;
@@ -82,8 +91,7 @@ export function createLines({ scroller, canvas }) {
       if (i === query) return;
       query = i;
       if (!m) return;
-      const y = (i - m.first) * ROW;
-      if (y < scroller.scrollTop || y > scroller.scrollTop + scroller.clientHeight - ROW) scroller.scrollTop = y - scroller.clientHeight / 2;
+      reveal = true;
       canvas.setAttribute('aria-label', t('linesLabel', i, rows[i]?.text ?? ''));
       schedule();
     },
