@@ -58,7 +58,7 @@ export function roving(container, selector, { columns = () => 1, onMove = null }
     const all = items();
     if (!all.length) return;
     index = Math.max(0, Math.min(all.length - 1, i));
-    all.forEach((el, k) => { el.tabIndex = k === index ? 0 : -1; });
+    all.forEach((el, k) => { const want = k === index ? 0 : -1; if (el.tabIndex !== want) el.tabIndex = want; });
     if (focus) all[index].focus();
     onMove?.(all[index], index);
   };

@@ -11,6 +11,9 @@ export function createText({ prose, chips, targetChips, translation, done, info,
   const navSrc = roving(chips, '.chip');
   const navTgt = roving(targetChips, '.chip');
   let v = null;
+  // what the chips and the prose show (a GPT's text): a redraw keeps the elements of the part
+  // that did not change, as after a keystroke at the end of a long text, and makes the rest
+  let shownTokens = [], shownParts = [];
 
   function title(tok, i, where) {
     return t('tokenTitle', where, i, tok.id) + (tok.generated ? t('tokGenerated', tok.p) : tok.bos ? t('tokBos')
@@ -39,31 +42,57 @@ export function createText({ prose, chips, targetChips, translation, done, info,
     return s;
   }
 
+  /** A token as the chips and the prose show it: every field the same. */
+  function same(a, b) {
+    if (a === b) return true;
+    if (!a || !b) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+  }
+
+  /** root's children from k on replaced by made(k), made(k + 1), ... up to n. */
+  function keepFirst(root, k, n, made) {
+    const fresh = [];
+    for (let i = k; i < n; i++) fresh.push(made(i));
+    if (k === 0) { root.replaceChildren(...fresh); return; }
+    while (root.children.length > k) root.lastElementChild.remove();
+    root.append(...fresh);
+  }
+
   function drawProse(view) {
-    if (view.mode === 'translate') { prose.replaceChildren(); return; }
+    if (view.mode === 'translate') { prose.replaceChildren(); shownParts = []; return; }
     const text = prompt();
-    const parts = [];
+    const parts = []; // { text, tok, i }
     let at = 0, g = 0;
     view.tokens.forEach((tok, i) => {
-      if (tok.generated) { parts.push(piece(view.generatedText[g++] ?? '', tok, i)); return; }
+      if (tok.generated) { parts.push({ text: view.generatedText[g++] ?? '', tok, i }); return; }
       if (tok.start == null) return;
       const from = Math.max(at, tok.start);
-      if (tok.end > from) parts.push(piece(text.slice(from, tok.end), tok, i));
+      if (tok.end > from) parts.push({ text: text.slice(from, tok.end), tok, i });
       at = Math.max(at, tok.end);
     });
-    prose.replaceChildren(...parts);
+    let k = 0;
+    while (k < parts.length && k < shownParts.length && parts[k].text === shownParts[k].text && parts[k].i === shownParts[k].i &&
+      same(parts[k].tok, shownParts[k].tok)) k++;
+    keepFirst(prose, k, parts.length, (j) => piece(parts[j].text, parts[j].tok, parts[j].i));
+    shownParts = parts;
   }
 
   function draw(view) {
     navSrc.save(); navTgt.save();
     if (view.mode === 'translate') {
+      shownTokens = [];
       chips.replaceChildren(...view.srcTokens.map((tok, i) => chip(tok, i, t('whereSource'))));
       targetChips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, t('whereTarget'))));
       translation.textContent = view.translation + (view.finished ? '' : ` ${t('translating')}`);
       translation.dataset.finished = view.finished ? 'true' : 'false';
       done.hidden = !view.finished;
     } else {
-      chips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, '')));
+      const tokens = view.tokens;
+      let k = 0;
+      while (k < tokens.length && k < shownTokens.length && same(tokens[k], shownTokens[k])) k++;
+      keepFirst(chips, k, tokens.length, (i) => chip(tokens[i], i, ''));
+      shownTokens = tokens;
       targetChips.replaceChildren();
       done.hidden = true;
     }
@@ -92,7 +121,7 @@ export function createText({ prose, chips, targetChips, translation, done, info,
 
   return {
     update(view, key) {
-      if (!view) { g.reset(); v = null; chips.replaceChildren(); targetChips.replaceChildren(); prose.replaceChildren(); notice.hidden = true; done.hidden = true; translation.textContent = ''; return; }
+      if (!view) { g.reset(); v = null; shownTokens = []; shownParts = []; chips.replaceChildren(); targetChips.replaceChildren(); prose.replaceChildren(); notice.hidden = true; done.hidden = true; translation.textContent = ''; return; }
       v = view;
       g.run(key, () => draw(view));
     },
@@ -106,6 +135,6 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       if (v.mode !== 'translate') prose.append(...tokens.map((tok, k) => piece(tok.piece ?? '', { ...tok, generated: true }, n + k)));
       else translation.textContent += ` ${tokens.map((tok) => tok.text).join(' ')}`;
     },
-    relabel() { if (v) { g.reset(); g.run('relabel', () => draw(v)); } },
+    relabel() { if (v) { g.reset(); shownTokens = []; shownParts = []; g.run('relabel', () => draw(v)); } }, // (every title anew)
   };
 }
