@@ -171,6 +171,25 @@ test('the text reads as prose with the generated part marked; Stop ends a genera
   await page.hover('#prose .gen >> nth=0');
   assert.match(await page.textContent('#token-info'), new RegExp(`id ${steps[0]}.*probability 0\\.\\d+ when chosen`));
   tok.free();
+  // a redraw keeps the chips and prose pieces of the tokens that did not change and makes the
+  // rest: after the streamed tokens and their view, and after a word typed at the end (which ends
+  // the continuation), the page shows what a fresh page of the same address shows
+  const shown = (p) => p.evaluate(() => ['tokens', 'prose'].map((id) => [...document.getElementById(id).children]
+    .map((e) => [e.textContent, e.className, e.dataset.pos, e.title, e.getAttribute('aria-label')].join('|'))));
+  const asFresh = async (what) => {
+    const other = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+    await other.goto(page.url());
+    await ready(other);
+    assert.deepEqual(await shown(page), await shown(other), what);
+    await other.close();
+  };
+  await asFresh('after the generation');
+  await page.focus('#prompt');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' universally');
+  await page.waitForFunction(() => document.getElementById('prose').textContent === 'It is a truth universally', null, { timeout: 30000 });
+  await ready(page);
+  await asFresh('after typing at the end');
   assert.deepEqual(errors, []);
   await shared.release(page);
 });
