@@ -311,9 +311,9 @@ test('rotary against learned positions: two folders with metrics.json side by si
   }
 });
 
-/** The text of a panel, without its glossary tooltips. */
-// the text a reader sees in a panel: brought into view first, since the page renders a panel
-// off screen only when it nears the viewport (content-visibility: auto; innerText is empty before)
+/** The text of a panel as a reader sees it, without its glossary tooltips: brought into view
+ * first, since the page renders a panel off screen only when it nears the viewport
+ * (content-visibility: auto; innerText is empty before). */
 const panelText = (page, id) => page.$eval(id, async (e) => {
   e.scrollIntoView();
   await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));

@@ -50,13 +50,20 @@ export function createText({ prose, chips, targetChips, translation, done, info,
     return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
   }
 
-  /** root's children from k on replaced by made(k), made(k + 1), ... up to n. */
-  function keepFirst(root, k, n, made) {
+  /** root's children redrawn for items, made(i) making item i's element: the elements of the
+   * leading items equal to those it shows are kept, the rest made anew. Returns items, now shown. */
+  function redraw(root, items, shown, equal, made) {
+    let k = 0;
+    while (k < items.length && k < shown.length && equal(items[k], shown[k])) k++;
     const fresh = [];
-    for (let i = k; i < n; i++) fresh.push(made(i));
-    if (k === 0) { root.replaceChildren(...fresh); return; }
-    while (root.children.length > k) root.lastElementChild.remove();
-    root.append(...fresh);
+    for (let i = k; i < items.length; i++) fresh.push(made(i));
+    if (k === 0) {
+      root.replaceChildren(...fresh);
+    } else {
+      while (root.children.length > k) root.lastElementChild.remove();
+      root.append(...fresh);
+    }
+    return items;
   }
 
   function drawProse(view) {
@@ -71,11 +78,8 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       if (tok.end > from) parts.push({ text: text.slice(from, tok.end), tok, i });
       at = Math.max(at, tok.end);
     });
-    let k = 0;
-    while (k < parts.length && k < shownParts.length && parts[k].text === shownParts[k].text && parts[k].i === shownParts[k].i &&
-      same(parts[k].tok, shownParts[k].tok)) k++;
-    keepFirst(prose, k, parts.length, (j) => piece(parts[j].text, parts[j].tok, parts[j].i));
-    shownParts = parts;
+    shownParts = redraw(prose, parts, shownParts, (a, b) => a.text === b.text && a.i === b.i && same(a.tok, b.tok),
+      (j) => piece(parts[j].text, parts[j].tok, parts[j].i));
   }
 
   function draw(view) {
@@ -88,11 +92,7 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       translation.dataset.finished = view.finished ? 'true' : 'false';
       done.hidden = !view.finished;
     } else {
-      const tokens = view.tokens;
-      let k = 0;
-      while (k < tokens.length && k < shownTokens.length && same(tokens[k], shownTokens[k])) k++;
-      keepFirst(chips, k, tokens.length, (i) => chip(tokens[i], i, ''));
-      shownTokens = tokens;
+      shownTokens = redraw(chips, view.tokens, shownTokens, same, (i) => chip(view.tokens[i], i, ''));
       targetChips.replaceChildren();
       done.hidden = true;
     }
