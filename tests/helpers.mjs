@@ -212,10 +212,16 @@ export function brownCorpus() {
     .map((f) => readFileSync(dir + f, 'utf8').replace(/\/[^\s/]+(?=\s|$)/g, ''));
 }
 
-/** Headless Chromium as the browser tests run it (Debian's chromium, no network, no GPU). */
+/**
+ * Headless Chromium as the browser tests and the benches run it (Debian's chromium, no network, no
+ * GPU). Headless Chromium still builds a window's browser UI for every page it opens, and its
+ * omnibox popup is a WebUI page in a renderer of its own (chrome://omnibox-popup.top-chrome/):
+ * about 1.8 s of CPU at every new page, beside the page under test on this 2-core machine, where
+ * a visitor's browser makes it once per window. Those two features are off.
+ */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-quic'];
+  '--disable-component-update', '--disable-sync', '--disable-quic', '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup'];
 
 /**
  * One page of `browser` that a browser test file reuses for every test that needs no context

@@ -5,14 +5,11 @@
 // screen. A tool, not a test or a benchmark:   node tests/bench/page-trace.mjs [model]
 import { chromium } from 'playwright-core';
 import { serve } from '../../web/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers.mjs';
 
 const server = await serve(0, '127.0.0.1');
 const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 try {
   const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
   // the first probabilities: #top's first row holds its bar's number (as the page bench sees them)

@@ -33,8 +33,8 @@ import { chromium } from 'playwright-core';
 import { serve } from '../../web/serve.mjs';
 import { createLantern } from '../../web/lantern.js';
 import { ROOT, ensureRandomGpt2Small, ensureGpt2Tokenizer } from './models.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TASK_TARGET = 50, KEY_TARGET = 100; // ms
 const FIRST_TARGET = 500, SECOND_TARGET = 200; // ms, navigation to the first probabilities
 const VISITS = Number(process.env.LANTERN_BENCH_VISITS ?? 3); // runs of each visit per model
@@ -505,11 +505,7 @@ if (!ONLY_FIRST) { // (part 3 alone needs neither)
 
 const server = await serve(0, '127.0.0.1', process.env.LANTERN_BENCH_ROOT ? { root: process.env.LANTERN_BENCH_ROOT.replace(/\/?$/, '/') } : {});
 const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-quic'],
-});
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 const started = Date.now();
 console.log(`page bench: Chromium ${browser.version()} (headless), ${cpus().length} x ${cpus()[0].model}, Node ${process.versions.node}, ` +
   `${new Date().toISOString().slice(0, 10)}; the page on ${origin} (cross-origin isolated)` +

@@ -20,9 +20,9 @@ import { chromium } from 'playwright-core';
 import { ROOT, BENCH, PYTHON, SHIPPED, ensureRandomGpt2Small, ensureRandomSmolLM2, ensureGpt2Tokenizer, cacheShape } from './models.mjs';
 import { ensureGguf } from './gguf.mjs';
 import { printTargets } from './targets.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers.mjs';
 import { execFileSync } from 'node:child_process';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3), WARM = Math.min(2, RUNS);
 const PREFILL = 128, DECODE = 64;
 const THREADS = process.env.BENCH_THREADS === '0' ? 1 : Math.min(8, cpus().length);
@@ -93,7 +93,7 @@ const list = models();
 const server = await serve();
 const base = `http://127.0.0.1:${server.address().port}/`;
 // --no-liftoff as under Node: V8's baseline tier would otherwise time itself, for every engine alike
-const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--js-flags=--no-liftoff'] });
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--js-flags=--no-liftoff'] });
 const page = await browser.newPage();
 page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
 page.on('crash', () => console.error('the page crashed (out of memory?)'));
