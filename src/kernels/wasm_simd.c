@@ -8,6 +8,7 @@
 #include "kernels.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <wasm_simd128.h>
 
@@ -278,26 +279,52 @@ int32_t lt_argmax_simd(const float *x, int32_t n) {
 
 /* ---------------------------------------------------------------- 16-bit weights */
 
-/* Four IEEE halves, sign-extended to 32 bits, to f32, exactly. Shifted left by 13 the
- * magnitude bits land in f32's exponent and mantissa fields, and the sign extension fills bits
- * 28 to 31 with the sign; masking bits 28 to 30 leaves sign | magnitude, and multiplying by
- * 2^112 rebiases the exponent (subnormals and signed zeros included). Infinities and NaN cannot
- * occur: weights are checked finite at load. */
-static inline v128_t f16x4_to_f32(v128_t s) {
-    const v128_t bits = wasm_v128_and(wasm_i32x4_shl(s, 13), wasm_i32x4_splat((int32_t)0x8FFFFFFF));
-    return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
+/* Eight 16-bit weights (one v128) as two f32x4 of their f32 bit patterns, built on 16-bit lanes
+ * (one operation serves eight weights) and interleaved as low and high halves of each lane.
+ * bfloat16 is f32's top half. An IEEE half's magnitude bits, shifted right by 3 into the top half
+ * (the arithmetic shift copies the sign into bits 12 to 15, the mask keeps bit 15) and left by 13
+ * into the bottom half, give sign | magnitude << 13: f32's fields holding the half's value times
+ * 2^-112 exactly, subnormals and signed zeros included (infinities and NaN cannot occur: weights
+ * are checked finite at load). Multiplying by 2^112, here or on the other factor, rebiases the
+ * exponent. */
+static inline __attribute__((always_inline)) void halves_bits(v128_t h, lt_half_kind kind, v128_t *lo, v128_t *hi) {
+    v128_t top = h, bottom = wasm_i16x8_splat(0);
+    if (kind == LT_H_F16) {
+        top = wasm_v128_and(wasm_i16x8_shr(h, 3), wasm_i16x8_splat((int16_t)0x8FFF));
+        bottom = wasm_i16x8_shl(h, 13);
+    }
+    *lo = wasm_i16x8_shuffle(bottom, top, 0, 8, 1, 9, 2, 10, 3, 11);
+    *hi = wasm_i16x8_shuffle(bottom, top, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
-static inline __attribute__((always_inline)) v128_t widen4(v128_t s, lt_half_kind kind) {
-    return kind == LT_H_BF16 ? wasm_i32x4_shl(s, 16) : f16x4_to_f32(s);
+/* An IEEE half's value times 2^-112 (f16 weights as halves_bits leaves them) is multiplied by
+ * F16_REBIAS on the input instead, where the input allows: an input below F16_SCALED_BELOW in
+ * magnitude scales exactly (a power of two, far from overflow), and each product equals the
+ * widened weight's times the input, exactly. */
+#define F16_REBIAS 0x1p112f
+#define F16_SCALED_BELOW 0x1p15f
+
+/* 8 weights at p (any alignment) as two f32x4: their values, or, with `scaled` and f16, their
+ * values times 2^-112 (for an input scaled by F16_REBIAS) */
+static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_half_kind kind, bool scaled,
+                                                          v128_t *lo, v128_t *hi) {
+    halves_bits(wasm_v128_load(p), kind, lo, hi);
+    if (kind == LT_H_F16 && !scaled) {
+        *lo = wasm_f32x4_mul(*lo, wasm_f32x4_splat(F16_REBIAS));
+        *hi = wasm_f32x4_mul(*hi, wasm_f32x4_splat(F16_REBIAS));
+    }
 }
 
-/* 8 weights at p (any alignment) as two f32x4 */
-static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_half_kind kind, v128_t *lo,
-                                                          v128_t *hi) {
-    const v128_t h = wasm_v128_load(p);
-    *lo = widen4(wasm_i32x4_extend_low_i16x8(h), kind);
-    *hi = widen4(wasm_i32x4_extend_high_i16x8(h), kind);
+/* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
+static bool f16_scalable(const float *x, int32_t n) {
+    const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);
+    v128_t ok = wasm_i32x4_splat(-1);
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) ok = wasm_v128_and(ok, wasm_f32x4_lt(wasm_f32x4_abs(wasm_v128_load(x + i)), below));
+    if (!wasm_i32x4_all_true(ok)) return false;
+    for (; i < n; i++)
+        if (!(fabsf(x[i]) < F16_SCALED_BELOW)) return false;
+    return true;
 }
 
 /* One output row's columns j .. j + cols (cols <= LT_PANEL) from four accumulators. */
@@ -392,10 +419,34 @@ void lt_matmul_packed_simd(float *out, const float *in, const float *w, const fl
     lt_matmul_packed_cols_simd(out, in, w, bias, n, d_in, d_out, 0, d_out);
 }
 
+/* One input row x against one panel of 16-bit weights, streamed and widened as it goes: columns
+ * j .. j + cols of the output row o. With `scaled` (f16 only), x is scaled by F16_REBIAS. */
+static inline __attribute__((always_inline)) void panel_row_h(float *o, const float *x, const uint16_t *p,
+                                                               lt_half_kind kind, bool scaled, const float *bpad,
+                                                               int32_t d_in, int32_t cols) {
+    const float s = scaled ? F16_REBIAS : 1.0f;
+    v128_t a0 = wasm_v128_load(bpad), a1 = wasm_v128_load(bpad + 4), a2 = wasm_v128_load(bpad + 8),
+           a3 = wasm_v128_load(bpad + 12);
+    const uint16_t *wp = p;
+    for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
+        const v128_t sc = wasm_f32x4_splat(x[i] * s);
+        v128_t w0, w1, w2, w3;
+        widen8(wp, kind, scaled, &w0, &w1);
+        widen8(wp + 8, kind, scaled, &w2, &w3);
+        a0 = madd(sc, w0, a0);
+        a1 = madd(sc, w1, a1);
+        a2 = madd(sc, w2, a2);
+        a3 = madd(sc, w3, a3);
+    }
+    store_panel(o, a0, a1, a2, a3, cols);
+}
+
 static inline __attribute__((always_inline)) void matmul_packed_h(float *out, const float *in, const uint16_t *w,
                                                                    lt_half_kind kind, const float *bias, int32_t n,
                                                                    int32_t d_in, int32_t d_out, int32_t j0, int32_t j1,
                                                                    float *scratch) {
+    bool scaled[4] = {false, false, false, false}; /* decode (n < 4): which rows take F16_REBIAS */
+    for (int32_t t = 0; kind == LT_H_F16 && n < 4 && t < n; t++) scaled[t] = f16_scalable(in + (size_t)t * d_in, d_in);
     for (int32_t j = j0; j < j1; j += LT_PANEL) {
         const int32_t cols = d_out - j < LT_PANEL ? d_out - j : LT_PANEL;
         const uint16_t *p = w + (size_t)(j / LT_PANEL) * d_in * LT_PANEL;
@@ -404,7 +455,7 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
         if (n >= 4) { /* prefill: widen the panel once, then every row reads it as f32 */
             for (int32_t i = 0; i < d_in * LT_PANEL; i += 8) {
                 v128_t lo, hi;
-                widen8(p + i, kind, &lo, &hi);
+                widen8(p + i, kind, false, &lo, &hi);
                 wasm_v128_store(scratch + i, lo);
                 wasm_v128_store(scratch + i + 4, hi);
             }
@@ -412,21 +463,10 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
             continue;
         }
         for (int32_t t = 0; t < n; t++) { /* decode: stream the panel, widening as it goes */
+            float *o = out + (size_t)t * d_out + j;
             const float *x = in + (size_t)t * d_in;
-            v128_t a0 = wasm_v128_load(bpad), a1 = wasm_v128_load(bpad + 4), a2 = wasm_v128_load(bpad + 8),
-                   a3 = wasm_v128_load(bpad + 12);
-            const uint16_t *wp = p;
-            for (int32_t i = 0; i < d_in; i++, wp += LT_PANEL) {
-                const v128_t sc = wasm_f32x4_splat(x[i]);
-                v128_t w0, w1, w2, w3;
-                widen8(wp, kind, &w0, &w1);
-                widen8(wp + 8, kind, &w2, &w3);
-                a0 = madd(sc, w0, a0);
-                a1 = madd(sc, w1, a1);
-                a2 = madd(sc, w2, a2);
-                a3 = madd(sc, w3, a3);
-            }
-            store_panel(out + (size_t)t * d_out + j, a0, a1, a2, a3, cols);
+            if (kind == LT_H_F16 && scaled[t]) panel_row_h(o, x, p, kind, true, bpad, d_in, cols);
+            else panel_row_h(o, x, p, kind, false, bpad, d_in, cols);
         }
     }
 }
@@ -443,43 +483,55 @@ void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_
     lt_matmul_packed_h_cols_simd(out, in, w, kind, bias, n, d_in, d_out, 0, d_out, scratch);
 }
 
-/* The same order of additions as lt_matmul_nt_simd (four lanes over i, then the tail), so the
- * results equal it on the widened weights. */
+/* One input row against rows j0 .. j1 of 16-bit weights, in the same order of additions as
+ * lt_matmul_nt_simd (four lanes over i, then the tail), so the results equal it on the widened
+ * weights. With `scaled` (f16 only), x is scaled by F16_REBIAS. */
+static inline __attribute__((always_inline)) void row_nt_h(float *o, const float *x, const uint16_t *w,
+                                                            lt_half_kind kind, bool scaled, int32_t d_in,
+                                                            int32_t j0, int32_t j1) {
+    const v128_t s = wasm_f32x4_splat(scaled ? F16_REBIAS : 1.0f);
+    for (int32_t j = j0; j < j1; j += 4) {
+        const int32_t rows = j1 - j < 4 ? j1 - j : 4;
+        const uint16_t *wr[4];
+        for (int32_t r = 0; r < 4; r++) wr[r] = w + (size_t)(j + (r < rows ? r : 0)) * d_in;
+        v128_t a[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
+                       wasm_f32x4_splat(0.0f)};
+        int32_t i = 0;
+        for (; i + 8 <= d_in; i += 8) {
+            const v128_t x0 = wasm_f32x4_mul(wasm_v128_load(x + i), s), x1 = wasm_f32x4_mul(wasm_v128_load(x + i + 4), s);
+            for (int32_t r = 0; r < 4; r++) {
+                v128_t lo, hi;
+                widen8(wr[r] + i, kind, scaled, &lo, &hi);
+                a[r] = madd(x0, lo, a[r]);
+                a[r] = madd(x1, hi, a[r]);
+            }
+        }
+        if (i + 4 <= d_in) {
+            const v128_t x0 = wasm_f32x4_mul(wasm_v128_load(x + i), s);
+            for (int32_t r = 0; r < 4; r++) {
+                v128_t lo, hi;
+                halves_bits(wasm_v128_load64_zero(wr[r] + i), kind, &lo, &hi);
+                if (kind == LT_H_F16 && !scaled) lo = wasm_f32x4_mul(lo, wasm_f32x4_splat(F16_REBIAS));
+                a[r] = madd(x0, lo, a[r]);
+            }
+            i += 4;
+        }
+        for (int32_t r = 0; r < rows; r++) {
+            float sum = hsum(a[r]);
+            for (int32_t k = i; k < d_in; k++) sum += x[k] * lt_half_to_f32(wr[r][k], kind);
+            o[j + r] = sum;
+        }
+    }
+}
+
 static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const float *in, const uint16_t *w,
                                                                lt_half_kind kind, int32_t n, int32_t d_in,
                                                                int32_t d_out, int32_t j0, int32_t j1) {
     for (int32_t t = 0; t < n; t++) {
         const float *x = in + (size_t)t * d_in;
         float *o = out + (size_t)t * d_out;
-        for (int32_t j = j0; j < j1; j += 4) {
-            const int32_t rows = j1 - j < 4 ? j1 - j : 4;
-            const uint16_t *wr[4];
-            for (int32_t r = 0; r < 4; r++) wr[r] = w + (size_t)(j + (r < rows ? r : 0)) * d_in;
-            v128_t a[4] = {wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f), wasm_f32x4_splat(0.0f),
-                           wasm_f32x4_splat(0.0f)};
-            int32_t i = 0;
-            for (; i + 8 <= d_in; i += 8) {
-                const v128_t x0 = wasm_v128_load(x + i), x1 = wasm_v128_load(x + i + 4);
-                for (int32_t r = 0; r < 4; r++) {
-                    v128_t lo, hi;
-                    widen8(wr[r] + i, kind, &lo, &hi);
-                    a[r] = madd(x0, lo, a[r]);
-                    a[r] = madd(x1, hi, a[r]);
-                }
-            }
-            if (i + 4 <= d_in) {
-                const v128_t x0 = wasm_v128_load(x + i);
-                for (int32_t r = 0; r < 4; r++)
-                    a[r] = madd(x0, widen4(wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(wr[r] + i)), kind),
-                                a[r]);
-                i += 4;
-            }
-            for (int32_t r = 0; r < rows; r++) {
-                float sum = hsum(a[r]);
-                for (int32_t k = i; k < d_in; k++) sum += x[k] * lt_half_to_f32(wr[r][k], kind);
-                o[j + r] = sum;
-            }
-        }
+        if (kind == LT_H_F16 && f16_scalable(x, d_in)) row_nt_h(o, x, w, kind, true, d_in, j0, j1);
+        else row_nt_h(o, x, w, kind, false, d_in, j0, j1);
     }
 }
 
@@ -499,7 +551,7 @@ void lt_matmul_nt_h_cols_simd(float *out, const float *in, const uint16_t *w, lt
         size_t i = 0;
         for (; i + 8 <= count; i += 8) {
             v128_t lo, hi;
-            widen8(src + i, kind, &lo, &hi);
+            widen8(src + i, kind, false, &lo, &hi);
             wasm_v128_store(scratch + i, lo);
             wasm_v128_store(scratch + i + 4, hi);
         }
