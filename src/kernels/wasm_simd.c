@@ -299,20 +299,24 @@ static inline __attribute__((always_inline)) void halves_bits(v128_t h, lt_half_
 
 /* An IEEE half's value times 2^-112 (f16 weights as halves_bits leaves them) is multiplied by
  * F16_REBIAS on the input instead, where the input allows: an input below F16_SCALED_BELOW in
- * magnitude scales exactly (a power of two, far from overflow), and each product equals the
- * widened weight's times the input, exactly. */
+ * magnitude scales exactly (a power of two, far from overflow). The two factors then multiply to
+ * the same real number as the widened weight and the input, so every product, and every fused
+ * multiply-add of the relaxed build, rounds to the same f32 (underflow and signed zeros too). */
 #define F16_REBIAS 0x1p112f
 #define F16_SCALED_BELOW 0x1p15f
 
-/* 8 weights at p (any alignment) as two f32x4: their values, or, with `scaled` and f16, their
- * values times 2^-112 (for an input scaled by F16_REBIAS) */
+/* Weights from halves_bits as their values, or, `scaled` (f16 only), as they are: their values
+ * times 2^-112, for an input scaled by F16_REBIAS */
+static inline __attribute__((always_inline)) v128_t rebias(v128_t w, lt_half_kind kind, bool scaled) {
+    return kind == LT_H_F16 && !scaled ? wasm_f32x4_mul(w, wasm_f32x4_splat(F16_REBIAS)) : w;
+}
+
+/* 8 weights at p (any alignment) as two f32x4, rebiased as rebias() says */
 static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_half_kind kind, bool scaled,
                                                           v128_t *lo, v128_t *hi) {
     halves_bits(wasm_v128_load(p), kind, lo, hi);
-    if (kind == LT_H_F16 && !scaled) {
-        *lo = wasm_f32x4_mul(*lo, wasm_f32x4_splat(F16_REBIAS));
-        *hi = wasm_f32x4_mul(*hi, wasm_f32x4_splat(F16_REBIAS));
-    }
+    *lo = rebias(*lo, kind, scaled);
+    *hi = rebias(*hi, kind, scaled);
 }
 
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
@@ -424,6 +428,7 @@ void lt_matmul_packed_simd(float *out, const float *in, const float *w, const fl
 static inline __attribute__((always_inline)) void panel_row_h(float *o, const float *x, const uint16_t *p,
                                                                lt_half_kind kind, bool scaled, const float *bpad,
                                                                int32_t d_in, int32_t cols) {
+    scaled = scaled && kind == LT_H_F16;
     const float s = scaled ? F16_REBIAS : 1.0f;
     v128_t a0 = wasm_v128_load(bpad), a1 = wasm_v128_load(bpad + 4), a2 = wasm_v128_load(bpad + 8),
            a3 = wasm_v128_load(bpad + 12);
@@ -465,7 +470,8 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
         for (int32_t t = 0; t < n; t++) { /* decode: stream the panel, widening as it goes */
             float *o = out + (size_t)t * d_out + j;
             const float *x = in + (size_t)t * d_in;
-            if (kind == LT_H_F16 && scaled[t]) panel_row_h(o, x, p, kind, true, bpad, d_in, cols);
+            /* each call with a constant `scaled`, so that the inlined loop has no test in it */
+            if (scaled[t]) panel_row_h(o, x, p, kind, true, bpad, d_in, cols);
             else panel_row_h(o, x, p, kind, false, bpad, d_in, cols);
         }
     }
@@ -489,6 +495,7 @@ void lt_matmul_packed_h_simd(float *out, const float *in, const uint16_t *w, lt_
 static inline __attribute__((always_inline)) void row_nt_h(float *o, const float *x, const uint16_t *w,
                                                             lt_half_kind kind, bool scaled, int32_t d_in,
                                                             int32_t j0, int32_t j1) {
+    scaled = scaled && kind == LT_H_F16;
     const v128_t s = wasm_f32x4_splat(scaled ? F16_REBIAS : 1.0f);
     for (int32_t j = j0; j < j1; j += 4) {
         const int32_t rows = j1 - j < 4 ? j1 - j : 4;
@@ -511,8 +518,7 @@ static inline __attribute__((always_inline)) void row_nt_h(float *o, const float
             for (int32_t r = 0; r < 4; r++) {
                 v128_t lo, hi;
                 halves_bits(wasm_v128_load64_zero(wr[r] + i), kind, &lo, &hi);
-                if (kind == LT_H_F16 && !scaled) lo = wasm_f32x4_mul(lo, wasm_f32x4_splat(F16_REBIAS));
-                a[r] = madd(x0, lo, a[r]);
+                a[r] = madd(x0, rebias(lo, kind, scaled), a[r]);
             }
             i += 4;
         }
@@ -530,6 +536,7 @@ static inline __attribute__((always_inline)) void matmul_nt_h(float *out, const 
     for (int32_t t = 0; t < n; t++) {
         const float *x = in + (size_t)t * d_in;
         float *o = out + (size_t)t * d_out;
+        /* each call with a constant `scaled`, so that the inlined loops have no test in them */
         if (kind == LT_H_F16 && f16_scalable(x, d_in)) row_nt_h(o, x, w, kind, true, d_in, j0, j1);
         else row_nt_h(o, x, w, kind, false, d_in, j0, j1);
     }
