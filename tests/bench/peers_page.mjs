@@ -38,14 +38,14 @@ async function lanternEngine(o, prompt, steps) {
 /** onnxruntime-web: { onnx, layers, kvHeads, dHead, vocab } (the graphs of export_onnx.py / export_llama.py) */
 async function ortEngine(o, prompt, steps) {
   const session = await ort.InferenceSession.create(await bytes(o.onnx), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-  const V = o.vocab, n = prompt.length;
+  const V = o.vocab;
   const run = (ids, past) => session.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]), past });
   const empty = new ort.Tensor('float32', new Float32Array(0), [o.layers, 2, o.kvHeads, 0, o.dHead]);
   let cache = null;
   return {
     memory: 'F32',
     prefill: async () => { cache = await run(prompt, empty); },
-    logits: () => cache.logits.data.slice((n - 1) * V, n * V),
+    logits: () => cache.logits.data.slice((cache.logits.dims[1] - 1) * V, cache.logits.dims[1] * V),
     decode: async () => {
       let out = cache;
       const ids = [];

@@ -1,7 +1,8 @@
 // The speed targets the bench rows measure, each printed with its status: met, or missed by how
 // much. One place for every threshold; model.bench.mjs and wllama.bench.mjs pass their rows.
 // Ratios are the peer's median time over lantern's (above 1: lantern is faster), lantern's strict
-// single-thread build against the peer's single-thread build.
+// single-thread build against the peer's single-thread build, every engine computing the same
+// outputs (a prefill unembeds the last position only, as export_onnx.py says).
 //
 // #7's thresholds are that issue's; #17 item 8 asks for the SmolLM2-135M-shaped rows without
 // thresholds of its own, so they are held to #7's for information; #18 item 1 asks for llama.cpp
