@@ -7,7 +7,8 @@
 
 The random model has GPT-2 small's shape (12 layers, 12 heads, d_model 768, vocabulary 50257,
 context 1024) and F32 weights drawn at bench time. The ONNX graph is the GPT-2 forward pass with
-a KV cache, written from the same definition as tests/reference/gpt2_ref.py:
+a KV cache, written from the same definition as tests/reference/gpt2_ref.py, in float32 whatever
+the folder stores (the F16 folder's graph holds its values widened, and its rows say so):
     inputs   input_ids [1, n] int64, past [n_layer, 2, n_head, p, d_head] float32 (p may be 0)
     outputs  logits [1, 1, n_vocab] of the last position, present [n_layer, 2, n_head, p + n, d_head]
 Only the last position is unembedded, as lantern's forward pass and llama.cpp's do and as a greedy

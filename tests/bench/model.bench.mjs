@@ -107,14 +107,18 @@ function compareLogits(a, b) {
 /** Time several engines on the same work, interleaved run by run after warm-ups (two each, or
  * one for single runs), so that this machine's drifting speed falls on all of them alike. */
 async function timeInterleaved(fns, runs = RUNS) {
-  for (let w = 0; w < Math.min(2, runs); w++) for (const fn of fns) await fn();
+  // a function, or { before, run }: before (untimed) brings the engine back to where run starts
+  const parts = fns.map((f) => (typeof f === 'function' ? { run: f } : f));
+  const once = async (part) => {
+    await part.before?.();
+    const t0 = performance.now();
+    await part.run();
+    return performance.now() - t0;
+  };
+  for (let w = 0; w < Math.min(2, runs); w++) for (const part of parts) await once(part);
   const times = fns.map(() => []);
   for (let r = 0; r < runs; r++) {
-    for (let i = 0; i < fns.length; i++) {
-      const t0 = performance.now();
-      await fns[i]();
-      times[i].push(performance.now() - t0);
-    }
+    for (let i = 0; i < parts.length; i++) times[i].push(await once(parts[i]));
   }
   return times.map(stats);
 }
@@ -127,14 +131,20 @@ function lanternRunner(m, engine) {
   const prompt = promptIds(V, Math.min(PREFILL, C / 2));
   const steps = Math.min(DECODE, C - prompt.length);
   const session = model.createSession();
+  // the greedy decode from the end of the prompt: restart takes the session back there (a rewind
+  // reruns the prompt's last token, a step's work the peers' timed decodes do not do), greedy decodes
+  const restart = () => session.rewind(prompt.length);
+  const greedy = () => {
+    for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
+  };
   return {
     model, prompt, steps, memory: model.info.weights_in_memory,
     prefill: () => { session.reset(); session.forward(prompt); },
     logits: () => session.logits(),
-    decode: () => {
-      session.rewind(prompt.length);
-      for (let k = 0; k < steps; k++) session.step(session.sample({ temperature: 0 }));
-    },
+    restart,
+    greedy,
+    /** both (where lantern's builds are timed against each other) */
+    decode: () => { restart(); greedy(); },
     free: () => { session.free(); model.free(); },
   };
 }
@@ -392,7 +402,7 @@ for (const m of models) {
     `${agree.err.toExponential(2)} (largest ${num(agree.scale, 2)}), argmax ${agree.same ? 'the same' : `DIFFERS (${agree.mine} against ${agree.theirs})`}` +
     (agree.ok || m.precision ? '' : ': MISMATCH, the figures below compare different computations'));
   const prefill = await timeInterleaved([...runners.map((r) => r.prefill), theirsRunner.prefill]);
-  const decode = await timeInterleaved([...runners.map((r) => r.decode), theirsRunner.decode]);
+  const decode = await timeInterleaved([...runners.map((r) => ({ before: r.restart, run: r.greedy })), theirsRunner.decode]);
   const theirs = { prefill: prefill.at(-1), decode: decode.at(-1) };
   const cost = m.shipped ? captureCost(mine0) : { capture: null, captureNoLogits: null };
   runners.forEach((r, i) => {

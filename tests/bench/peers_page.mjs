@@ -25,8 +25,9 @@ async function lanternEngine(o, prompt, steps) {
     memory: model.info.weights_in_memory,
     prefill: () => { session.reset(); session.forward(prompt); },
     logits: () => session.logits(),
+    // back to the end of the prompt, untimed: a rewind reruns the prompt's last token
+    beforeDecode: () => session.rewind(prompt.length),
     decode: () => {
-      session.rewind(prompt.length);
       const out = [];
       for (let k = 0; k < steps; k++) { const id = session.sample({ temperature: 0 }); out.push(id); session.step(id); }
       return out;
@@ -88,10 +89,12 @@ async function wllamaEngine(o, prompt, steps) {
       for (const { token, p: q } of all) p[token] = q;
       return p;
     },
-    decode: async () => {
+    beforeDecode: async () => {
       // the token after the prompt is the one greedy decoding picked after the first prefill
       if (first == null) first = (await w.samplingSample()).token;
       await w.kvRemove(prompt.length, -1);
+    },
+    decode: async () => {
       const ids = [];
       let id = first;
       for (let k = 0; k < steps; k++) {
@@ -137,12 +140,14 @@ window.B = {
         for (let i = 0; i < refProbs.length; i++) refProbs[i] /= sum;
       }
       const probErr = e.probs ? maxDiff(await e.probs(), refProbs) : null;
+      await e.beforeDecode?.();
       out.push({ tokens: await e.decode(), err, probErr });
     }
     return out;
   },
-  /** Milliseconds of engine i's prefill or decode. */
+  /** Milliseconds of engine i's prefill or decode (after its untimed beforeDecode). */
   async time(i, what) {
+    if (what === 'decode') await engines[i].beforeDecode?.();
     const t0 = performance.now();
     await engines[i][what]();
     return performance.now() - t0;

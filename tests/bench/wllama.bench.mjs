@@ -119,7 +119,7 @@ for (const m of list) {
   const lantern = { kind: 'lantern', config: rel(`${m.lantern}config.json`), weights: rel(`${m.lantern}model.safetensors`), precision: m.precision };
   const specs = [
     { ...lantern, label: `lantern ${m.precision ?? m.q}` },
-    { kind: 'ort', label: `onnxruntime-web ${m.q === 'F16' ? 'F16' : 'F32'}`, onnx: `/build/bench/${m.onnx}`, layers: shape.n_layer, kvHeads: shape.n_kv_head, dHead: shape.d_head, vocab: shape.n_vocab },
+    { kind: 'ort', label: `onnxruntime-web F32${m.q === 'F16' ? ' (F16 values)' : ''}`, onnx: `/build/bench/${m.onnx}`, layers: shape.n_layer, kvHeads: shape.n_kv_head, dHead: shape.d_head, vocab: shape.n_vocab },
     { kind: 'wllama', label: `llama.cpp ${m.q}`, gguf: `/build/bench/${m.gguf}`, type: m.q },
   ];
   if (THREADS > 1 && !SHIPPED.includes(m.name)) { // the shipped models decode fastest on one thread
