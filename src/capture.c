@@ -49,6 +49,15 @@ void lt_defer_logits(lt_pass *p, const float *x, int32_t rows) {
     p->logits_pending = rows;
 }
 
+int32_t lt_last_layer_from(lt_pass *p, int32_t n, int32_t first, int32_t last, int32_t tail) {
+    if (n < 2 || p->n_edits) return 0;
+    for (int32_t h = first; h <= last; h++)
+        if (lt_capture(p, h, p->model->n_layer - 1)) return 0;
+    for (int32_t h = tail; h <= p->model->hook_logits; h++)
+        if (lt_capture(p, h, 0)) return 0;
+    return n - 1;
+}
+
 void lt_output_tail(lt_pass *p, float *out, const float *x, int32_t n, const lt_tail *t) {
     const lt_model *m = p->model;
     const int32_t d = m->d_model;

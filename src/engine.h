@@ -576,5 +576,12 @@ typedef struct lt_tail {
  * hooks, the rows kept for "logits" when captured, and p->logits of the last row (the family's
  * unembed). Only the last row is normalised unless the normalised rows or the logits are captured. */
 void lt_output_tail(lt_pass *p, float *out, const float *x, int32_t n, const lt_tail *t);
+/* The first row a decoder's last layer needs past its keys and values. A pass keeps only its
+ * last row's logits (lt_output_tail), so from that layer's attention on the other rows feed
+ * nothing kept unless one of its hooks first .. last, or a hook from tail to the logits, is
+ * captured, or an edit is in force: then every row (0), else the last (n - 1). Each row's numbers
+ * are the same either way: rows are independent from attention on, and every kernel computes a
+ * row alike however many rows it takes. */
+int32_t lt_last_layer_from(lt_pass *p, int32_t n, int32_t first, int32_t last, int32_t tail);
 
 #endif

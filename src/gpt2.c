@@ -199,6 +199,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .q_stride = 3 * d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = NULL,
     };
+    const int32_t last_from = lt_last_layer_from(p, n, LT_H_ATTN_SCORES, LT_H_RESID_POST, LT_H_LN_FINAL_SCALE);
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
@@ -220,28 +221,35 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         lt_capture_rows(p, LT_H_Q, l, qkv, n, 3 * d, 0, d);
         lt_capture_rows(p, LT_H_K, l, qkv, n, 3 * d, d, d);
         lt_capture_rows(p, LT_H_V, l, qkv, n, 3 * d, 2 * d, d);
+        /* from here on rows r0 .. n - 1 of this layer (all but in the last layer: lt_last_layer_from) */
+        const int32_t r0 = l == m->n_layer - 1 ? last_from : 0, rows = n - r0;
+        const size_t rd = (size_t)rows * d;
+        lt_attn_dims at = ad;
+        at.n_q = rows, at.q_offset = p0 + r0;
+        float *xr = x + (size_t)r0 * d, *xnr = xn + (size_t)r0 * d, *zr = z + (size_t)r0 * d;
+        const float *qr = qkv + (size_t)r0 * 3 * d;
         if (p->n_edits && (lt_edits_at(p, LT_H_ATTN_SCORES, l) || lt_edits_at(p, LT_H_PATTERN, l)))
-            lt_edited_attention(p, z, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qkv, kc,
-                                vc, &ad, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
+            lt_edited_attention(p, zr, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qr, kc,
+                                vc, &at, LT_H_ATTN_SCORES, LT_H_PATTERN, l);
         else
-            lt_attention(p, z, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qkv, kc, vc, &ad);
-        lt_hook_rows(p, LT_H_Z, l, z, n, d, 0, d);
-        matmul(p, tmp, z, &y->attn_proj_w, y->attn_proj_b, n, d, d);
-        lt_hook_rows(p, LT_H_ATTN_OUT, l, tmp, n, d, 0, d);
-        lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(p, LT_H_RESID_MID, l, x, n, d, 0, d);
+            lt_attention(p, zr, lt_capture(p, LT_H_ATTN_SCORES, l), lt_capture(p, LT_H_PATTERN, l), qr, kc, vc, &at);
+        lt_hook_rows(p, LT_H_Z, l, zr, rows, d, 0, d);
+        matmul(p, tmp, zr, &y->attn_proj_w, y->attn_proj_b, rows, d, d);
+        lt_hook_rows(p, LT_H_ATTN_OUT, l, tmp, rows, d, 0, d);
+        lt_k_add(xr, tmp, (int64_t)rd);
+        lt_hook_rows(p, LT_H_RESID_MID, l, xr, rows, d, 0, d);
 
-        lt_capture_ln_scale(p, LT_H_LN2_SCALE, l, x, n, d);
-        lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-        lt_hook_rows(p, LT_H_LN2, l, xn, n, d, 0, d);
-        matmul(p, h, xn, &y->fc_w, y->fc_b, n, d, m->d_mlp);
-        lt_hook_rows(p, LT_H_MLP_PRE, l, h, n, m->d_mlp, 0, m->d_mlp);
-        lt_activate(m->act, h, (int64_t)n * m->d_mlp);
-        lt_hook_rows(p, LT_H_MLP_POST, l, h, n, m->d_mlp, 0, m->d_mlp);
-        matmul(p, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, n, m->d_mlp, d);
-        lt_hook_rows(p, LT_H_MLP_OUT, l, tmp, n, d, 0, d);
-        lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(p, LT_H_RESID_POST, l, x, n, d, 0, d);
+        lt_capture_ln_scale(p, LT_H_LN2_SCALE, l, xr, rows, d);
+        lt_k_layernorm(xnr, xr, y->ln2_w, y->ln2_b, rows, d, m->ln_eps);
+        lt_hook_rows(p, LT_H_LN2, l, xnr, rows, d, 0, d);
+        matmul(p, h, xnr, &y->fc_w, y->fc_b, rows, d, m->d_mlp);
+        lt_hook_rows(p, LT_H_MLP_PRE, l, h, rows, m->d_mlp, 0, m->d_mlp);
+        lt_activate(m->act, h, (int64_t)rows * m->d_mlp);
+        lt_hook_rows(p, LT_H_MLP_POST, l, h, rows, m->d_mlp, 0, m->d_mlp);
+        matmul(p, tmp, h, &y->mlp_proj_w, y->mlp_proj_b, rows, m->d_mlp, d);
+        lt_hook_rows(p, LT_H_MLP_OUT, l, tmp, rows, d, 0, d);
+        lt_k_add(xr, tmp, (int64_t)rd);
+        lt_hook_rows(p, LT_H_RESID_POST, l, xr, rows, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_H_LN_FINAL_SCALE, LT_H_LN_FINAL, LT_H_LOGITS};

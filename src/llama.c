@@ -296,6 +296,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL, .kv_stride = dkv,
         .group = group,
     };
+    const int32_t last_from = lt_last_layer_from(p, n, LT_L_ATTN_SCORES, LT_L_RESID_POST, LT_L_LN_FINAL_SCALE);
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * dkv, *vc = p->v_cache + (size_t)l * m->n_ctx * dkv;
@@ -317,30 +318,37 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         /* into the cache as they are, key-value heads only: query head h reads head h / group */
         memcpy(kc + (size_t)p0 * dkv, k, (size_t)n * dkv * sizeof(float));
         memcpy(vc + (size_t)p0 * dkv, v, (size_t)n * dkv * sizeof(float));
+        /* from here on rows r0 .. n - 1 of this layer (all but in the last layer: lt_last_layer_from) */
+        const int32_t r0 = l == m->n_layer - 1 ? last_from : 0, rows = n - r0;
+        const size_t rd = (size_t)rows * d;
+        lt_attn_dims at = ad;
+        at.n_q = rows, at.q_offset = p0 + r0;
+        float *xr = x + (size_t)r0 * d, *xnr = xn + (size_t)r0 * d, *zr = z + (size_t)r0 * d;
+        const float *qr = q + (size_t)r0 * d;
         if (p->n_edits && (lt_edits_at(p, LT_L_ATTN_SCORES, l) || lt_edits_at(p, LT_L_PATTERN, l)))
-            lt_edited_attention(p, z, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), q, kc, vc,
-                                &ad, LT_L_ATTN_SCORES, LT_L_PATTERN, l);
+            lt_edited_attention(p, zr, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), qr, kc, vc,
+                                &at, LT_L_ATTN_SCORES, LT_L_PATTERN, l);
         else
-            lt_attention(p, z, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), q, kc, vc, &ad);
-        lt_hook_rows(p, LT_L_Z, l, z, n, d, 0, d);
-        lt_linear(p, tmp, z, &y->o_w, y->o_b, n, d, d);
-        lt_hook_rows(p, LT_L_ATTN_OUT, l, tmp, n, d, 0, d);
-        lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(p, LT_L_RESID_MID, l, x, n, d, 0, d);
+            lt_attention(p, zr, lt_capture(p, LT_L_ATTN_SCORES, l), lt_capture(p, LT_L_PATTERN, l), qr, kc, vc, &at);
+        lt_hook_rows(p, LT_L_Z, l, zr, rows, d, 0, d);
+        lt_linear(p, tmp, zr, &y->o_w, y->o_b, rows, d, d);
+        lt_hook_rows(p, LT_L_ATTN_OUT, l, tmp, rows, d, 0, d);
+        lt_k_add(xr, tmp, (int64_t)rd);
+        lt_hook_rows(p, LT_L_RESID_MID, l, xr, rows, d, 0, d);
 
-        lt_capture_ln_scale(p, LT_L_LN2_SCALE, l, x, n, d);
-        lt_k_rmsnorm(xn, x, y->ln2_w, n, d, m->ln_eps);
-        lt_hook_rows(p, LT_L_LN2, l, xn, n, d, 0, d);
-        lt_linear(p, gate, xn, &y->gate_w, NULL, n, d, f);
-        lt_linear(p, up, xn, &y->up_w, NULL, n, d, f);
-        lt_hook_rows(p, LT_L_MLP_PRE, l, gate, n, f, 0, f);
-        lt_hook_rows(p, LT_L_MLP_PRE_LINEAR, l, up, n, f, 0, f);
-        lt_k_silu_mul(gate, up, (int64_t)n * f);
-        lt_hook_rows(p, LT_L_MLP_POST, l, gate, n, f, 0, f);
-        lt_linear(p, tmp, gate, &y->down_w, NULL, n, f, d);
-        lt_hook_rows(p, LT_L_MLP_OUT, l, tmp, n, d, 0, d);
-        lt_k_add(x, tmp, (int64_t)nd);
-        lt_hook_rows(p, LT_L_RESID_POST, l, x, n, d, 0, d);
+        lt_capture_ln_scale(p, LT_L_LN2_SCALE, l, xr, rows, d);
+        lt_k_rmsnorm(xnr, xr, y->ln2_w, rows, d, m->ln_eps);
+        lt_hook_rows(p, LT_L_LN2, l, xnr, rows, d, 0, d);
+        lt_linear(p, gate, xnr, &y->gate_w, NULL, rows, d, f);
+        lt_linear(p, up, xnr, &y->up_w, NULL, rows, d, f);
+        lt_hook_rows(p, LT_L_MLP_PRE, l, gate, rows, f, 0, f);
+        lt_hook_rows(p, LT_L_MLP_PRE_LINEAR, l, up, rows, f, 0, f);
+        lt_k_silu_mul(gate, up, (int64_t)rows * f);
+        lt_hook_rows(p, LT_L_MLP_POST, l, gate, rows, f, 0, f);
+        lt_linear(p, tmp, gate, &y->down_w, NULL, rows, f, d);
+        lt_hook_rows(p, LT_L_MLP_OUT, l, tmp, rows, d, 0, d);
+        lt_k_add(xr, tmp, (int64_t)rd);
+        lt_hook_rows(p, LT_L_RESID_POST, l, xr, rows, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, NULL, LT_L_LN_FINAL_SCALE, LT_L_LN_FINAL, LT_L_LOGITS};

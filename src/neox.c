@@ -244,7 +244,6 @@ static void mlp(lt_pass *p, float *out, const float *xn, const lt_neox_layer *y,
 static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     const lt_model *m = p->model;
     const int32_t d = m->d_model, p0 = p->n_past, dh = m->d_head, H = m->n_head;
-    const size_t nd = (size_t)n * d;
     float *x = p->x, *xn = p->xn, *z = p->z, *tmp = p->tmp, *qkv = p->qkv; /* qkv: [n, n_head, 3, d_head] */
     float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
 
@@ -254,6 +253,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
     };
+    const int32_t last_from = lt_last_layer_from(p, n, LT_N_ATTN_SCORES, LT_N_RESID_POST, LT_N_LN_FINAL_SCALE);
     for (int32_t l = 0; l < m->n_layer; l++) {
         const lt_neox_layer *y = &m->neox[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
@@ -281,33 +281,40 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         rope(m, k, n, p0);
         lt_hook_rows(p, LT_N_ROT_Q, l, q, n, d, 0, d);
         lt_hook_rows(p, LT_N_ROT_K, l, k, n, d, 0, d);
+        /* from here on rows r0 .. n - 1 of this layer (all but in the last layer: lt_last_layer_from) */
+        const int32_t r0 = l == m->n_layer - 1 ? last_from : 0, rows = n - r0;
+        const size_t rd = (size_t)rows * d;
+        lt_attn_dims at = ad;
+        at.n_q = rows, at.q_offset = p0 + r0;
+        float *xr = x + (size_t)r0 * d, *xnr = xn + (size_t)r0 * d, *zr = z + (size_t)r0 * d;
+        const float *qr = q + (size_t)r0 * d;
         if (p->n_edits && (lt_edits_at(p, LT_N_ATTN_SCORES, l) || lt_edits_at(p, LT_N_PATTERN, l)))
-            lt_edited_attention(p, z, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), q, kc, vc,
-                                &ad, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
+            lt_edited_attention(p, zr, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), qr, kc, vc,
+                                &at, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
         else
-            lt_attention(p, z, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), q, kc, vc, &ad);
-        lt_hook_rows(p, LT_N_Z, l, z, n, d, 0, d);
-        lt_linear(p, tmp, z, &y->dense_w, y->dense_b, n, d, d);
-        lt_hook_rows(p, LT_N_ATTN_OUT, l, tmp, n, d, 0, d);
+            lt_attention(p, zr, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), qr, kc, vc, &at);
+        lt_hook_rows(p, LT_N_Z, l, zr, rows, d, 0, d);
+        lt_linear(p, tmp, zr, &y->dense_w, y->dense_b, rows, d, d);
+        lt_hook_rows(p, LT_N_ATTN_OUT, l, tmp, rows, d, 0, d);
 
         if (m->parallel_residual) {
             /* ln2 reads the block's input too; x = (mlp_out + attn_out) + x, Hugging Face's order */
-            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, x, n, d);
-            lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            lt_hook_rows(p, LT_N_LN2, l, xn, n, d, 0, d);
-            mlp(p, z, xn, y, l, n);
-            lt_k_add(z, tmp, (int64_t)nd);
-            lt_k_add(x, z, (int64_t)nd);
+            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, xr, rows, d);
+            lt_k_layernorm(xnr, xr, y->ln2_w, y->ln2_b, rows, d, m->ln_eps);
+            lt_hook_rows(p, LT_N_LN2, l, xnr, rows, d, 0, d);
+            mlp(p, zr, xnr, y, l, rows);
+            lt_k_add(zr, tmp, (int64_t)rd);
+            lt_k_add(xr, zr, (int64_t)rd);
         } else {
-            lt_k_add(x, tmp, (int64_t)nd);
-            lt_hook_rows(p, LT_N_RESID_MID, l, x, n, d, 0, d);
-            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, x, n, d);
-            lt_k_layernorm(xn, x, y->ln2_w, y->ln2_b, n, d, m->ln_eps);
-            lt_hook_rows(p, LT_N_LN2, l, xn, n, d, 0, d);
-            mlp(p, tmp, xn, y, l, n);
-            lt_k_add(x, tmp, (int64_t)nd);
+            lt_k_add(xr, tmp, (int64_t)rd);
+            lt_hook_rows(p, LT_N_RESID_MID, l, xr, rows, d, 0, d);
+            lt_capture_ln_scale(p, LT_N_LN2_SCALE, l, xr, rows, d);
+            lt_k_layernorm(xnr, xr, y->ln2_w, y->ln2_b, rows, d, m->ln_eps);
+            lt_hook_rows(p, LT_N_LN2, l, xnr, rows, d, 0, d);
+            mlp(p, tmp, xnr, y, l, rows);
+            lt_k_add(xr, tmp, (int64_t)rd);
         }
-        lt_hook_rows(p, LT_N_RESID_POST, l, x, n, d, 0, d);
+        lt_hook_rows(p, LT_N_RESID_POST, l, xr, rows, d, 0, d);
     }
 
     const lt_tail tail = {m->ln_f_w, m->ln_f_b, LT_N_LN_FINAL_SCALE, LT_N_LN_FINAL, LT_N_LOGITS};
