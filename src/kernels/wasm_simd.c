@@ -188,32 +188,48 @@ static inline v128_t exp4(v128_t x0) {
     return wasm_v128_and(wasm_f32x4_mul(wasm_f32x4_mul(p, a), b), live);
 }
 
-void lt_gelu_tanh_simd(float *x, int64_t n) {
+/* GELU (tanh) of four lanes: 0.5 v (1 + tanh(u)), tanh(u) = 1 - 2 / (e^2u + 1). */
+static inline v128_t gelu4(v128_t v) {
     const v128_t c = wasm_f32x4_splat(0.7978845608028654f), k = wasm_f32x4_splat(0.044715f);
     const v128_t one = wasm_f32x4_splat(1.0f), two = wasm_f32x4_splat(2.0f), half = wasm_f32x4_splat(0.5f);
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const v128_t v = wasm_v128_load(x + i);
-        const v128_t u = wasm_f32x4_mul(c, wasm_f32x4_add(v, wasm_f32x4_mul(k, wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
-        /* tanh(u) = 1 - 2 / (e^2u + 1) */
-        const v128_t t = wasm_f32x4_sub(one, wasm_f32x4_div(two, wasm_f32x4_add(exp4(wasm_f32x4_mul(two, u)), one)));
-        wasm_v128_store(x + i, wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, t)));
-    }
-    if (i < n) lt_gelu_tanh_ref(x + i, n - i);
+    const v128_t u = wasm_f32x4_mul(c, wasm_f32x4_add(v, wasm_f32x4_mul(k, wasm_f32x4_mul(v, wasm_f32x4_mul(v, v)))));
+    const v128_t t = wasm_f32x4_sub(one, wasm_f32x4_div(two, wasm_f32x4_add(exp4(wasm_f32x4_mul(two, u)), one)));
+    return wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, t));
 }
 
-/* Below -88.7, e^-g overflows in expf and silu(g) is -0 in the reference; exp4 clamps instead, so
- * those lanes are set to -0 (else a gate of -1e38 would give -0.29 up). */
-void lt_silu_mul_simd(float *gate, const float *up, int64_t n) {
-    const v128_t one = wasm_f32x4_splat(1.0f), low = wasm_f32x4_splat(-88.72283f), neg0 = wasm_f32x4_splat(-0.0f);
+/* The elementwise kernels take the last n % 4 values through the same four-lane arithmetic,
+ * padded, so that a value's result never depends on where it falls in the buffer: a pass over
+ * one row gives the numbers that row gets in a pass over many. */
+void lt_gelu_tanh_simd(float *x, int64_t n) {
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        const v128_t g = wasm_v128_load(gate + i);
-        const v128_t s = wasm_v128_bitselect(neg0, wasm_f32x4_div(g, wasm_f32x4_add(one, exp4(wasm_f32x4_neg(g)))),
-                                             wasm_f32x4_lt(g, low));
-        wasm_v128_store(gate + i, wasm_f32x4_mul(s, wasm_v128_load(up + i)));
+    for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, gelu4(wasm_v128_load(x + i)));
+    if (i < n) {
+        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int64_t k = 0; i + k < n; k++) t[k] = x[i + k];
+        wasm_v128_store(t, gelu4(wasm_v128_load(t)));
+        for (int64_t k = 0; i + k < n; k++) x[i + k] = t[k];
     }
-    if (i < n) lt_silu_mul_ref(gate + i, up + i, n - i);
+}
+
+/* silu(g) * up in four lanes. Below -88.7, e^-g overflows in expf and silu(g) is -0 in the
+ * reference; exp4 clamps instead, so those lanes are set to -0 (else a gate of -1e38 would give
+ * -0.29 up). */
+static inline v128_t silu_mul4(v128_t g, v128_t up) {
+    const v128_t one = wasm_f32x4_splat(1.0f), low = wasm_f32x4_splat(-88.72283f), neg0 = wasm_f32x4_splat(-0.0f);
+    const v128_t s = wasm_v128_bitselect(neg0, wasm_f32x4_div(g, wasm_f32x4_add(one, exp4(wasm_f32x4_neg(g)))),
+                                         wasm_f32x4_lt(g, low));
+    return wasm_f32x4_mul(s, up);
+}
+
+void lt_silu_mul_simd(float *gate, const float *up, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) wasm_v128_store(gate + i, silu_mul4(wasm_v128_load(gate + i), wasm_v128_load(up + i)));
+    if (i < n) {
+        float g[4] = {0.0f, 0.0f, 0.0f, 0.0f}, u[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int64_t k = 0; i + k < n; k++) g[k] = gate[i + k], u[k] = up[i + k];
+        wasm_v128_store(g, silu_mul4(wasm_v128_load(g), wasm_v128_load(u)));
+        for (int64_t k = 0; i + k < n; k++) gate[i + k] = g[k];
+    }
 }
 
 float lt_softmax_simd(float *x, int32_t n) {

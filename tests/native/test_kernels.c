@@ -255,8 +255,24 @@ static void test_elementwise(int n) {
         lt_silu_mul_simd(a, up, n);
         lt_silu_mul_ref(b, up, n);
         expect_close("silu_mul, huge gates", a, b, (size_t)n, 0.0f, n, 1, 0);
+        /* a value's result does not depend on where it falls: each alone (the tail of a call)
+         * as in the whole call, bit for bit (a row of a one-row pass as in a pass of many) */
+        memcpy(a, x, (size_t)n * sizeof *a);
+        lt_silu_mul_simd(a, up, n);
+        for (int i = 0; i < n; i++) {
+            b[i] = x[i];
+            lt_silu_mul_simd(b + i, up + i, 1);
+        }
+        expect_close("silu_mul, one value at a time", b, a, (size_t)n, 0.0f, n, 1, 0);
         free(up);
     }
+    memcpy(a, x, (size_t)n * sizeof *a);
+    lt_gelu_tanh_simd(a, n);
+    for (int i = 0; i < n; i++) {
+        b[i] = x[i];
+        lt_gelu_tanh_simd(b + i, 1);
+    }
+    expect_close("gelu_tanh, one value at a time", b, a, (size_t)n, 0.0f, n, 1, 0);
     for (int i = 0; i < n; i++) a[i] = b[i] = (i % 5 == 2) ? -INFINITY : x[i] * 4.0f;
     lt_softmax_simd(a, n);
     lt_softmax_ref(b, n);
