@@ -530,6 +530,13 @@ void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t 
 struct lt_attn_dims;
 void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
                   const float *v, const struct lt_attn_dims *d);
+/* A decoder block's attention for its query rows from `from` on (d->n_q rows in all, at q and
+ * out, d->q_stride and d->out_stride apart; from > 0 only where lt_last_layer_from allows, so
+ * with neither hook captured), its scores and pattern captured at hook_scores and hook_pattern
+ * of layer and edited there when edits are in force (lt_edited_attention), else lt_attention. */
+void lt_block_attention(lt_pass *p, float *out, const float *q, const float *k, const float *v,
+                        const struct lt_attn_dims *d, int32_t from, int32_t hook_scores, int32_t hook_pattern,
+                        int32_t layer);
 
 /* A hook a pass writes row by row into x (row t at x + t * stride + col; none: hook < 0): the edits
  * in force change it (positions from the pass's n_past on, or from 0 for encoder hooks), then it is

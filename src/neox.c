@@ -284,15 +284,8 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         /* from here on rows r0 .. n - 1 of this layer (all but in the last layer: lt_last_layer_from) */
         const int32_t r0 = l == m->n_layer - 1 ? last_from : 0, rows = n - r0;
         const size_t rd = (size_t)rows * d;
-        lt_attn_dims at = ad;
-        at.n_q = rows, at.q_offset = p0 + r0;
         float *xr = x + (size_t)r0 * d, *xnr = xn + (size_t)r0 * d, *zr = z + (size_t)r0 * d;
-        const float *qr = q + (size_t)r0 * d;
-        if (p->n_edits && (lt_edits_at(p, LT_N_ATTN_SCORES, l) || lt_edits_at(p, LT_N_PATTERN, l)))
-            lt_edited_attention(p, zr, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), qr, kc, vc,
-                                &at, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
-        else
-            lt_attention(p, zr, lt_capture(p, LT_N_ATTN_SCORES, l), lt_capture(p, LT_N_PATTERN, l), qr, kc, vc, &at);
+        lt_block_attention(p, z, q, kc, vc, &ad, r0, LT_N_ATTN_SCORES, LT_N_PATTERN, l);
         lt_hook_rows(p, LT_N_Z, l, zr, rows, d, 0, d);
         lt_linear(p, tmp, zr, &y->dense_w, y->dense_b, rows, d, d);
         lt_hook_rows(p, LT_N_ATTN_OUT, l, tmp, rows, d, 0, d);

@@ -106,6 +106,19 @@ void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const f
     lt_k_attention_kv(out, scores, pattern, q, k, v, d, p->att_row, p->att_kv);
 }
 
+void lt_block_attention(lt_pass *p, float *out, const float *q, const float *k, const float *v,
+                        const lt_attn_dims *d, int32_t from, int32_t hook_scores, int32_t hook_pattern,
+                        int32_t layer) {
+    lt_attn_dims rows = *d;
+    rows.n_q -= from, rows.q_offset += from;
+    out += (size_t)from * d->out_stride, q += (size_t)from * d->q_stride;
+    float *scores = lt_capture(p, hook_scores, layer), *pattern = lt_capture(p, hook_pattern, layer);
+    if (p->n_edits && (lt_edits_at(p, hook_scores, layer) || lt_edits_at(p, hook_pattern, layer)))
+        lt_edited_attention(p, out, scores, pattern, q, k, v, &rows, hook_scores, hook_pattern, layer);
+    else
+        lt_attention(p, out, scores, pattern, q, k, v, &rows);
+}
+
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {
     for (int32_t t = 0; t < n; t++) {
         float *xr = out + (size_t)t * d;
