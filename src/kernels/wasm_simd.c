@@ -335,6 +335,18 @@ static inline __attribute__((always_inline)) void widen8(const uint16_t *p, lt_h
     *hi = rebias(*hi, kind, scaled);
 }
 
+/* count 16-bit weights at src as f32 values into dst, eight at a time, then one at a time */
+static void widen_block(float *dst, const uint16_t *src, size_t count, lt_half_kind kind) {
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        v128_t lo, hi;
+        widen8(src + i, kind, false, &lo, &hi);
+        wasm_v128_store(dst + i, lo);
+        wasm_v128_store(dst + i + 4, hi);
+    }
+    for (; i < count; i++) dst[i] = lt_half_to_f32(src[i], kind);
+}
+
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
 static bool f16_scalable(const float *x, int32_t n) {
     const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);
@@ -474,12 +486,7 @@ static inline __attribute__((always_inline)) void matmul_packed_h(float *out, co
         float bpad[LT_PANEL];
         panel_bias(bpad, bias, j, cols);
         if (n >= 4) { /* prefill: widen the panel once, then every row reads it as f32 */
-            for (int32_t i = 0; i < d_in * LT_PANEL; i += 8) {
-                v128_t lo, hi;
-                widen8(p + i, kind, false, &lo, &hi);
-                wasm_v128_store(scratch + i, lo);
-                wasm_v128_store(scratch + i + 4, hi);
-            }
+            widen_block(scratch, p, (size_t)d_in * LT_PANEL, kind);
             panel_rows(out, in, scratch, bpad, n, d_in, d_out, j, cols);
             continue;
         }
@@ -570,15 +577,7 @@ void lt_matmul_nt_h_cols_simd(float *out, const float *in, const uint16_t *w, lt
     for (int32_t j = j0; j < j1; j += LT_PANEL) {
         const int32_t rows = j1 - j < LT_PANEL ? j1 - j : LT_PANEL;
         const uint16_t *src = w + (size_t)j * d_in;
-        const size_t count = (size_t)rows * d_in;
-        size_t i = 0;
-        for (; i + 8 <= count; i += 8) {
-            v128_t lo, hi;
-            widen8(src + i, kind, false, &lo, &hi);
-            wasm_v128_store(scratch + i, lo);
-            wasm_v128_store(scratch + i + 4, hi);
-        }
-        for (; i < count; i++) scratch[i] = lt_half_to_f32(src[i], kind);
+        widen_block(scratch, src, (size_t)rows * d_in, kind);
         for (int32_t t = 0; t < n; t++)
             for (int32_t r = 0; r < rows; r++)
                 out[(size_t)t * d_out + j + r] = dot(in + (size_t)t * d_in, scratch + (size_t)r * d_in, d_in);
