@@ -173,3 +173,34 @@ test('without its first script the page starts its own worker, and shows the sam
     await stripped.context.close();
   }
 });
+
+test('the page lays out its main part once app.js runs, and shows it when a module fails to load or throws', async () => {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const shown = (page) => page.evaluate(() => getComputedStyle(document.querySelector('main')).display !== 'none');
+  // app.js held back: until it runs, <main> is out of layout (the first frames draw the masthead)
+  {
+    const context = await browser.newContext();
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await context.route(/\/web\/app\.js$/, async (route) => { await held; await route.continue(); });
+    const page = await context.newPage();
+    await page.goto(`${origin}/web/?model=austen&lang=en`, { waitUntil: 'commit' });
+    await page.waitForFunction(() => document.getElementById('open-full'), null, { timeout: 10000 }); // parsed past <main>
+    assert.equal(await shown(page), false, 'before app.js has run');
+    release();
+    await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    assert.equal(await shown(page), true, 'after');
+    await context.close();
+  }
+  // a module that never loads, or throws as it runs: the page as it is, not a blank one
+  for (const [what, fulfil] of [['a 404', { status: 404, body: 'gone' }], ['a throw', { body: 'throw new Error("boom");', contentType: 'text/javascript' }]]) {
+    const context = await browser.newContext();
+    await context.route(/\/web\/views\/lens\.js$/, (route) => route.fulfill(fulfil));
+    const page = await context.newPage();
+    await page.goto(`${origin}/web/?model=austen&lang=en`, { waitUntil: 'load' });
+    await page.waitForFunction(() => getComputedStyle(document.querySelector('main')).display !== 'none', null, { timeout: 10000 })
+      .catch(() => assert.fail(`${what}: <main> is still hidden`));
+    assert.notEqual(await page.evaluate(() => document.body.dataset.ready), 'true', `${what}: app.js did not run`);
+    await context.close();
+  }
+});

@@ -71,6 +71,8 @@ const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
 
 const URL_PROMPT = 'The quick brown fox jumps over the lazy dog, and then'; // a model opened by URL, until one is typed
 
+// index.html keeps <main> out of layout until these modules have run (#boot, see there)
+document.getElementById('boot')?.remove();
 const store = createStore(decodeState(location.search, MODELS.map((m) => m.id)));
 const S = store.state;
 setLang(S.lang);
@@ -572,7 +574,9 @@ function onLoaded(d) {
   for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
   $('error').textContent = '';
-  positions.update(d.pe, translating() && info.positions === 'sinusoidal', `${d.name}|${d.origin}|${++loadCount}`, info);
+  // (the positions panel is far down the page: drawn after the first view, not before it)
+  const sinusoidal = translating() && info.positions === 'sinusoidal', key = `${d.name}|${d.origin}|${++loadCount}`, of = info;
+  whenShown(() => positions.update(d.pe, sinusoidal, key, of));
 }
 let loadCount = 0;
 
