@@ -204,3 +204,22 @@ test('the page lays out its main part once app.js runs, and shows it when a modu
     await context.close();
   }
 });
+
+test('a first view that fails still leaves the page labelled for the model it loaded', async () => {
+  // the relabelling for a loaded model waits for its first view, in that view's task, or an error's
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${origin}/web/?model=austen&lang=en&prompt=${encodeURIComponent('the cat sat on the mat. '.repeat(200))}`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+  const got = await page.evaluate(() => ({
+    error: document.getElementById('error').textContent, model: document.getElementById('model-name').textContent,
+    layers: document.getElementById('layer').options.length, heads: document.getElementById('head').options.length,
+    engine: document.body.dataset.engine ?? null,
+  }));
+  assert.match(got.error, /do not fit in the model's 256-token context/);
+  assert.match(got.model, /^austen: 4 layers, 4 heads/);
+  assert.deepEqual([got.layers, got.heads], [4, 4]);
+  assert.ok(got.engine, 'the engine build is named');
+  await context.close();
+});

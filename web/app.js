@@ -327,6 +327,7 @@ fillGlossary();
 
 function drawView(v) {
   if (!info) return; // a model is loading: this view was of the one before
+  settle();
   // the tokens streamed so far came before this view, so it holds them all
   cancelAnimationFrame(streamFrame);
   streamFrame = 0;
@@ -489,6 +490,7 @@ function onGenerated(d) {
 }
 
 function onError(d) {
+  settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
   if (d.during === 'patch') { patchView.error(message); return; }
@@ -526,7 +528,7 @@ function onLoaded(d) {
   loaded = d;
   // first the state the model settles (where it came from, its default temperature, a layer and
   // head it has), without a view asked for each change; then the one view (and a translation) is
-  // asked for, and the page relabels itself for the model while the worker computes it
+  // asked for, and the page relabels itself for the model when that view comes (settle)
   quiet = true;
   if (d.origin === 'files') {
     const keep = S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
@@ -544,7 +546,18 @@ function onLoaded(d) {
   ablateView.setAblations(S.ablate, headDims());
   requestView(); // (a translator's first view: the distribution of the first target token)
   if (translating() && S.steps.length === 0) translate();
+  // relabelled in the view's task (or an error's): one layout and frame for both, where a
+  // relabelling here would have the page lay out and paint while the worker computes the view,
+  // and the view wait for that frame
+  settling = d;
+}
+let settling = null; // the 'loaded' message whose relabelling waits for the first view (settle)
 
+/** The page relabelled for the model just loaded, if that is still to do. */
+function settle() {
+  const d = settling;
+  settling = null;
+  if (!d || d.info !== info) return; // (another model is loading since)
   setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
   applyStatic();
   if (d.origin === 'files') {
