@@ -192,8 +192,10 @@ test('the page lays out its main part once app.js runs, and shows it when a modu
     assert.equal(await shown(page), true, 'after');
     await context.close();
   }
-  // a module that never loads, or throws as it runs: the page as it is, not a blank one
-  for (const [what, fulfil] of [['a 404', { status: 404, body: 'gone' }], ['a throw', { body: 'throw new Error("boom");', contentType: 'text/javascript' }]]) {
+  // a module that never loads, does not link, or throws as it runs: the page as it is, not a blank one
+  const js = (body) => ({ body, contentType: 'text/javascript' });
+  for (const [what, fulfil] of [['a 404', { status: 404, body: 'gone' }], ['a missing export', js('export const nothing = 0;')],
+    ['a throw', js('export function createLens() {}\nthrow new Error("boom");')]]) {
     const context = await browser.newContext();
     await context.route(/\/web\/views\/lens\.js$/, (route) => route.fulfill(fulfil));
     const page = await context.newPage();
@@ -221,5 +223,87 @@ test('a first view that fails still leaves the page labelled for the model it lo
   assert.match(got.model, /^austen: 4 layers, 4 heads/);
   assert.deepEqual([got.layers, got.heads], [4, 4]);
   assert.ok(got.engine, 'the engine build is named');
+  await context.close();
+});
+
+test('a load started before the first view: the page ends labelled for its model, and a later failure reports as itself', async () => {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  // globalThis.onFirstLoaded() runs right after the page's own handler of the first 'loaded' message
+  const hook = () => {
+    const d = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage');
+    let fired = false;
+    Object.defineProperty(Worker.prototype, 'onmessage', {
+      get() { return d.get.call(this); },
+      set(fn) { d.set.call(this, (e) => { fn(e); if (e.data?.type === 'loaded' && !fired) { fired = true; globalThis.onFirstLoaded?.(); } }); },
+    });
+  };
+  const labels = (page) => page.evaluate(() => ({
+    model: document.getElementById('model-name').textContent, layers: document.getElementById('layer').options.length,
+    engine: document.body.dataset.engine ?? null, error: document.getElementById('error').textContent,
+    urlError: document.getElementById('url-error').textContent,
+  }));
+  // a folder by URL asked for between austen's 'loaded' and its first view, which fails: austen
+  // comes back, labelled
+  {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.addInitScript(hook);
+    await page.addInitScript((o) => {
+      globalThis.onFirstLoaded = () => {
+        document.getElementById('model-url').value = `${o}/weights/nothing-here/`;
+        document.getElementById('url-form').requestSubmit();
+      };
+    }, origin);
+    await page.goto(`${origin}/web/?model=austen&lang=en`);
+    await page.waitForFunction(() => document.getElementById('url-error').textContent && document.body.dataset.ready === 'true'
+      && document.querySelector('#top tbody td.bar'), null, { timeout: 60000 });
+    const got = await labels(page);
+    assert.match(got.model, /^austen: 4 layers/, JSON.stringify(got));
+    assert.equal(got.layers, 4);
+    assert.ok(got.engine, 'the engine build is named');
+    await context.close();
+  }
+  // a page opened on a folder by URL, and another model picked before its first view: a shipped
+  // model that fails to load later says so as itself, not as that folder
+  {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.addInitScript(hook);
+    await page.addInitScript(() => {
+      globalThis.onFirstLoaded = () => {
+        const menu = document.getElementById('model');
+        menu.value = 'poetry';
+        menu.dispatchEvent(new Event('change'));
+      };
+    });
+    await page.goto(`${origin}/web/?model=${encodeURIComponent(`${origin}/weights/austen/`)}&lang=en`);
+    await page.waitForFunction(() => document.getElementById('model-name').textContent.startsWith('poetry')
+      && document.body.dataset.ready === 'true', null, { timeout: 60000 });
+    await context.route(/\/weights\/induction\//, (route) => route.fulfill({ status: 404, body: 'gone' }));
+    await page.selectOption('#model', 'induction');
+    await page.waitForFunction(() => document.getElementById('error').textContent || document.getElementById('url-error').textContent,
+      null, { timeout: 60000 });
+    const got = await labels(page);
+    assert.equal(got.urlError, '', `the failure is not the folder's: ${JSON.stringify(got)}`);
+    assert.match(got.error, /\S/, 'the failure is said where a shipped model says it');
+    await context.close();
+  }
+});
+
+test('embedded, the positions view is drawn in the task that makes the page ready (not a frame after)', async () => {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 600, height: 500 } });
+  // what #pe holds at the moment body[data-ready] turns 'true'
+  await context.addInitScript(() => {
+    new MutationObserver((records, observer) => {
+      if (document.body?.dataset.ready !== 'true') return;
+      observer.disconnect();
+      globalThis.rowsWhenReady = document.getElementById('pe')?.dataset.rows ?? null;
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
+  });
+  const page = await context.newPage();
+  await page.goto(`${origin}/web/?model=austen&embed=1&view=positions&lang=en`);
+  await page.waitForFunction(() => globalThis.rowsWhenReady !== undefined, null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => globalThis.rowsWhenReady), '256');
   await context.close();
 });

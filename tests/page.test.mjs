@@ -321,6 +321,7 @@ for (const view of VIEWS) test(`?embed=1&view=${view} shows one view that fits a
         ablate: '#ablate-grid button.head', patching: '#patch-run', lens: '#lens table.lens', attribution: '#attribution table.dla',
         residual: '#residual canvas.normmap', sandbox: '#sandbox .sb-result' }[view];
       assert.equal(await page.isVisible(shown), true, `${view} shows ${shown}`);
+      if (view === 'positions') assert.equal(await page.getAttribute('#pe', 'data-rows'), '256', 'the table drawn (a blank canvas is visible too)');
       if (width === 600) await page.screenshot({ path: `${SHOTS}embed-${view}.png` });
       assert.deepEqual(errors, [], view);
       await shared.release(page);

@@ -544,6 +544,12 @@ function onLoaded(d) {
   store.set({ head: Math.min(S.head, info.n_head - 1) });
   quiet = false;
   ablateView.setAblations(S.ablate, headDims());
+  // the load asked for is done (a later load that fails then reports as itself)
+  if (d.origin === 'files') pendingFilesName = null;
+  if (d.origin === 'url') {
+    pendingUrl = null;
+    previous = null;
+  }
   requestView(); // (a translator's first view: the distribution of the first target token)
   if (translating() && S.steps.length === 0) translate();
   // relabelled in the view's task (or an error's): one layout and frame for both, where a
@@ -553,20 +559,18 @@ function onLoaded(d) {
 }
 let settling = null; // the 'loaded' message whose relabelling waits for the first view (settle)
 
-/** The page relabelled for the model just loaded, if that is still to do. */
+/** The page relabelled for the model just loaded, if that is still to do. While another load is
+ * in flight (no info) it waits: should that load fail, this model comes back (restorePrevious)
+ * and its view settles it. */
 function settle() {
   const d = settling;
+  if (!d || !info) return;
   settling = null;
-  if (!d || d.info !== info) return; // (another model is loading since)
+  if (d.info !== info) return; // (another model is loaded since)
   setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
   applyStatic();
-  if (d.origin === 'files') {
-    pendingFilesName = null;
-    fillModelMenu();
-  }
+  if (d.origin === 'files') fillModelMenu();
   if (d.origin === 'url') {
-    pendingUrl = null;
-    previous = null;
     $('model-url').value = d.base;
     fillModelMenu();
     showCache();
@@ -587,9 +591,12 @@ function settle() {
   for (const id of ['head', 'steps-head']) $(id).replaceChildren(...Array.from({ length: info.n_head }, (_, h) => new Option(String(h), String(h), false, h === S.head)));
   syncControls();
   $('error').textContent = '';
-  // (the positions panel is far down the page: drawn after the first view, not before it)
+  // the positions panel is far down the page: drawn after the first view, unless it is the view
+  // embedded
   const sinusoidal = translating() && info.positions === 'sinusoidal', key = `${d.name}|${d.origin}|${++loadCount}`, of = info;
-  whenShown(() => positions.update(d.pe, sinusoidal, key, of));
+  const drawPositions = () => positions.update(d.pe, sinusoidal, key, of);
+  if (S.embed && S.view === 'positions') drawPositions();
+  else whenShown(drawPositions);
 }
 let loadCount = 0;
 
