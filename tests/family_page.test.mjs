@@ -108,7 +108,9 @@ for (const c of CASES) {
       const line = await page.textContent('#model-name');
       assert.ok(line.includes(`— ${c.family} ·`), `the model line names the family: ${line}`);
       for (const fact of c.facts) assert.ok(line.includes(fact), `the model line says "${fact}": ${line}`);
-      assert.match(await page.textContent('#pe-title'), /rotary/, 'the positions panel says rotary');
+      // (the positions panel, far down the page, is drawn after the first view: waited for)
+      await page.waitForFunction(() => /rotary/.test(document.getElementById('pe-title').textContent), null, { timeout: 20000 })
+        .catch(async () => assert.fail(`the positions panel says rotary: ${await page.textContent('#pe-title')}`));
       assert.equal(await page.isHidden('#pe'), true, 'and draws no position table');
 
       await setPrompt(page, c.prompt, T);

@@ -195,9 +195,9 @@ test('the page lays out its main part once app.js runs, and shows it when a modu
   // a module that never loads, does not link, or throws as it runs: the page as it is, not a blank one
   const js = (body) => ({ body, contentType: 'text/javascript' });
   for (const [what, fulfil] of [['a 404', { status: 404, body: 'gone' }], ['a missing export', js('export const nothing = 0;')],
-    ['a throw', js('export function createLens() {}\nthrow new Error("boom");')]]) {
+    ['a throw', js('export function createHistory() {}\nthrow new Error("boom");')]]) {
     const context = await browser.newContext();
-    await context.route(/\/web\/views\/lens\.js$/, (route) => route.fulfill(fulfil));
+    await context.route(/\/web\/views\/history\.js$/, (route) => route.fulfill(fulfil));
     const page = await context.newPage();
     await page.goto(`${origin}/web/?model=austen&lang=en`, { waitUntil: 'load' });
     await page.waitForFunction(() => getComputedStyle(document.querySelector('main')).display !== 'none', null, { timeout: 10000 })

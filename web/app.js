@@ -47,7 +47,6 @@ import { MODELS, decodeState, encodeState, createStore, validTemperature, validT
 import { t, has, setLang, applyStatic, setArch } from './i18n.js';
 import { createClient } from './client.js';
 import { modelBaseUrl, modelUrlName, ASK_ABOVE, cachedModels, clearModelCache } from './fetch-model.js';
-import { createExportMenu } from './export-menu.js';
 import { createText } from './views/text.js';
 import { createTop } from './views/top.js';
 import { createHeatmap } from './views/heatmap.js';
@@ -55,16 +54,7 @@ import { createLines } from './views/lines.js';
 import { createTable } from './views/table.js';
 import { createGrid } from './views/grid.js';
 import { createHistory } from './views/history.js';
-import { createPositions } from './views/positions.js';
-import { createSteps } from './views/steps.js';
-import { createEmbed, createNorm, createFfn } from './views/block.js';
-import { createOutput } from './views/output.js';
 import { createLearn } from './learn.js';
-import { createAblate } from './views/ablate.js';
-import { createPatching } from './views/patching.js';
-import { createLens } from './views/lens.js';
-import { createAttribution } from './views/attribution.js';
-import { createCompare } from './views/compare.js';
 
 const $ = (id) => document.getElementById(id);
 const EMBED_BELOW_MIN = 60; // px an embed keeps at least under its heatmap
@@ -133,13 +123,14 @@ const grid = createGrid({
   onPick: (layer, head) => store.set({ layer, head, mean: false }),
 });
 const hist = createHistory({ list: $('history'), onPick: (k) => store.set({ hist: k === S.steps.length ? null : k }) });
-const positions = createPositions({ canvas: $('pe'), title: $('pe-title'), legend: $('pe-legend'), readout: $('pe-cell') });
 
-const stepsView = createSteps({
-  root: $('steps'), query: $('steps-query'),
-  onQuery: (i) => store.set({ query: i, key: null }),
-  onKey: (j) => store.set({ key: j }),
-});
+// The views off screen at first (the step-by-step, block, output, intervention, comparison,
+// export and positions views, with what they import: 14 of the page's modules) are made once the
+// first view is drawn, or at once when one of them is the view embedded (loadLate, below): nothing
+// on the way to the first probabilities waits for their modules. Until then each is null, and
+// every use of one is ?. or waits for them.
+let positions = null, stepsView = null, embedView = null, normView = null, ffnView = null, outputView = null;
+let ablateView = null, patchView = null, lensView = null, attrView = null, compareView = null, exportMenu = null;
 // the step-by-step view costs a pass of its own in the worker: it is asked for only while its
 // panel is on screen (or near it), or when it is the embedded view
 let stepsOnScreen = S.embed && S.view === 'steps';
@@ -157,9 +148,6 @@ const stepsWanted = () => stepsOnScreen && (!S.embed || S.view === 'steps');
 // query (shared with the step-by-step view), the layer the page's layer; each is computed in the
 // worker only while its panel is on screen (or it is the embedded view)
 const pickQuery = (i) => store.set({ query: i, key: null });
-const embedView = createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
-const normView = createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => store.set({ ln }) });
-const ffnView = createFfn({ root: $('ffn'), query: $('ffn-query'), onQuery: pickQuery });
 const BLOCK_VIEWS = ['embed', 'norm', 'ffn'];
 const blockOnScreen = new Set(S.embed && BLOCK_VIEWS.includes(S.view) ? [S.view] : []);
 if (!S.embed && 'IntersectionObserver' in globalThis) {
@@ -180,7 +168,6 @@ let blockDrawn = null; // the worker's key of the block stages drawn
 // the output view: it costs a pass of its own in the worker (the logits of every position), asked
 // for only while its panel is on screen (or it is the embedded view); its slider sets the page's
 // temperature
-const outputView = createOutput({ root: $('output'), query: $('output-query'), onQuery: pickQuery });
 let outputOnScreen = S.embed && S.view === 'output';
 if (!S.embed && 'IntersectionObserver' in globalThis) {
   new IntersectionObserver((entries) => {
@@ -201,24 +188,6 @@ const learn = createLearn({ store, translating, requestView: () => requestView()
 // every view shows the edited run; the ablate view shows the next token before and after.
 const IV_VIEWS = ['ablate', 'patching', 'lens', 'attribution'];
 const sameHead = (a, layer, head) => a.layer === layer && a.head === head;
-const ablateView = createAblate({
-  root: $('ablate'), grid: $('ablate-grid'), mode: $('ablate-mode'), factor: $('ablate-factor'), clear: $('ablate-clear'), summary: $('ablate-summary'),
-  onToggle: (layer, head, mode, factor) => {
-    const had = S.ablate.find((a) => sameHead(a, layer, head));
-    const rest = S.ablate.filter((a) => !sameHead(a, layer, head));
-    const same = had && had.mode === mode && (mode !== 's' || had.factor === factor);
-    store.set({ ablate: same ? rest : [...rest, { layer, head, mode, factor: mode === 's' ? factor : 1 }] });
-  },
-  onClear: () => store.set({ ablate: [] }),
-});
-const patchView = createPatching({
-  root: $('patching'), corrupt: $('patch-corrupt'), tokA: $('patch-a'), tokB: $('patch-b'), run: $('patch-run'), status: $('patch-status'), note: $('patch-note'),
-  onCorrupt: (text) => store.set({ corrupt: text }),
-  onMetric: (pair) => store.set({ metric: pair }),
-  onRun: () => runPatching(),
-});
-const lensView = createLens({ root: $('lens'), query: $('lens-query'), onQuery: pickQuery });
-const attrView = createAttribution({ root: $('attribution'), query: $('attribution-query'), token: $('attribution-token'), onQuery: (i) => store.set({ query: i, key: null, dla: null }), onToken: (id) => store.set({ dla: id }) });
 const ivOnScreen = new Set(S.embed && IV_VIEWS.includes(S.view) ? [S.view] : []);
 if (!S.embed && 'IntersectionObserver' in globalThis) {
   const observer = new IntersectionObserver((entries) => {
@@ -234,18 +203,18 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
 const ivWanted = (name) => ivOnScreen.has(name) && (!S.embed || S.view === name);
 function ivWant() {
   const w = {};
-  if (ivWanted('ablate')) w.ablate = { list: S.ablate, key: ablateView.key };
-  if (ivWanted('lens')) w.lens = { query: S.query, key: lensView.key };
-  if (ivWanted('attribution')) w.attribution = { query: S.query, token: S.dla, key: attrView.key };
-  if (ivWanted('patching')) w.patching = { corrupt: S.corrupt, a: S.metric?.[0] ?? null, b: S.metric?.[1] ?? null, key: patchView.key };
+  if (ivWanted('ablate')) w.ablate = { list: S.ablate, key: ablateView?.key };
+  if (ivWanted('lens')) w.lens = { query: S.query, key: lensView?.key };
+  if (ivWanted('attribution')) w.attribution = { query: S.query, token: S.dla, key: attrView?.key };
+  if (ivWanted('patching')) w.patching = { corrupt: S.corrupt, a: S.metric?.[0] ?? null, b: S.metric?.[1] ?? null, key: patchView?.key };
   return Object.keys(w).length ? w : null;
 }
 function drawInterventions(v) {
   const d = v.interv;
-  ablateView.update(d.ablate);
-  patchView.update(d.patching);
-  lensView.update(d.lens, v.tokens);
-  attrView.update(d.attribution, v.tokens);
+  ablateView?.update(d.ablate);
+  patchView?.update(d.patching);
+  lensView?.update(d.lens, v.tokens);
+  attrView?.update(d.attribution, v.tokens);
 }
 /** The ablations are in force on every view: said where the next token is. */
 let editsShown = 0;
@@ -259,11 +228,11 @@ const headDims = () => (info && !translating() ? { L: info.n_layer, H: info.n_he
 // the page stays live and says how far it is)
 let patchId = 1e9, patchAsked = null;
 const patchRequest = () => {
-  const setup = patchView.setup;
+  const setup = patchView?.setup;
   return { seq: seq(), corrupt: S.corrupt ?? setup.corruptText, a: S.metric?.[0] ?? setup.a, b: S.metric?.[1] ?? setup.b };
 };
 function runPatching() {
-  const setup = patchView.setup;
+  const setup = patchView?.setup;
   if (!info || !setup || setup.gptOnly) return;
   patchView.busy(0, 2);
   const req = patchRequest();
@@ -272,22 +241,24 @@ function runPatching() {
 }
 /** A sweep is drawn only if the prompts and the metric are still the ones it ran on. */
 function onPatched(d) {
-  if (patchView.setup && JSON.stringify(patchRequest()) !== patchAsked) patchView.error(t('iv.stale'));
-  else patchView.done(d);
+  if (patchView?.setup && JSON.stringify(patchRequest()) !== patchAsked) patchView.error(t('iv.stale'));
+  else patchView?.done(d);
 }
 
 function drawOutput(v) {
+  if (!outputView) return; // (its module is not there yet: asked for again once it is)
   const o = v.output;
   outputDrawn = o.key;
   outputView.update(o, v.tokens, o.key, S.temperature === 0);
   describeOutput();
 }
 function describeOutput() {
-  const d = outputView.data;
+  const d = outputView?.data;
   $('output-kind').textContent = d ? t('output.kindLine', d.stack) : '';
 }
 
 function drawBlock(v) {
+  if (!embedView) return; // (its module is not there yet: asked for again once it is)
   const b = v.block;
   const tokens = b.stack === 'encoder' ? v.srcTokens : v.tokens;
   blockDrawn = b.key;
@@ -310,7 +281,7 @@ function describeBlock(b = blockShown) {
 }
 
 function describeSteps() {
-  const d = stepsView.data;
+  const d = stepsView?.data;
   $('steps-kind').textContent = d ? t('steps.kindLine', t(`kindNames.${d.kind}`), d.layer, d.head, d.post) : '';
 }
 
@@ -348,7 +319,7 @@ function drawView(v) {
   heat.update(v.attn, rowT, colT);
   if (S.embed) heat.relayout(); // the text around it may have changed height
   grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
-  if (v.steps) {
+  if (v.steps && stepsView) {
     const k = v.steps.kind;
     const qT = k === 'encoder' ? v.srcTokens : v.tokens, kT = k === 'cross' || k === 'encoder' ? v.srcTokens : v.tokens;
     stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
@@ -398,16 +369,16 @@ function drawHistory() {
 function clearViews() {
   view = null;
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
-  stepsView.clear();
+  stepsView?.clear();
   describeSteps();
-  embedView.clear(); normView.clear(); ffnView.clear();
+  embedView?.clear(); normView?.clear(); ffnView?.clear();
   blockDrawn = null;
   describeBlock(null);
-  outputView.clear();
+  outputView?.clear();
   outputDrawn = null;
   describeOutput();
   learn.clear();
-  ablateView.clear(); patchView.clear(); lensView.clear(); attrView.clear(); describeEdits(0);
+  ablateView?.clear(); patchView?.clear(); lensView?.clear(); attrView?.clear(); describeEdits(0);
 }
 
 // ---------------------------------------------------------------- requests
@@ -418,7 +389,7 @@ const seq = () => ({ text: S.prompt ?? '', steps: S.steps, hist: S.hist });
 
 function requestView() {
   if (!info) return;
-  const steps = stepsWanted() ? { query: S.query, key: stepsView.data?.key ?? null } : null;
+  const steps = stepsWanted() ? { query: S.query, key: stepsView?.data?.key ?? null } : null;
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
@@ -493,7 +464,7 @@ function onError(d) {
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
-  if (d.during === 'patch') { patchView.error(message); return; }
+  if (d.during === 'patch') { patchView?.error(message); return; }
   if (d.during === 'load' && pendingUrl) { urlFailed(d, message); return; }
   if (d.during === 'load-files') {
     refusedFilesName = d.code === 'unused-tensors' ? pendingFilesName : null;
@@ -543,7 +514,7 @@ function onLoaded(d) {
   if (S.layer > nLayers - 1) store.set({ layer: nLayers - 1 });
   store.set({ head: Math.min(S.head, info.n_head - 1) });
   quiet = false;
-  ablateView.setAblations(S.ablate, headDims());
+  ablateView?.setAblations(S.ablate, headDims());
   // the load asked for is done (a later load that fails then reports as itself)
   if (d.origin === 'files') pendingFilesName = null;
   if (d.origin === 'url') {
@@ -594,7 +565,8 @@ function settle() {
   // the positions panel is far down the page: drawn after the first view, unless it is the view
   // embedded
   const sinusoidal = translating() && info.positions === 'sinusoidal', key = `${d.name}|${d.origin}|${++loadCount}`, of = info;
-  const drawPositions = () => positions.update(d.pe, sinusoidal, key, of);
+  const drawPositions = () => (positions ? positions.update(d.pe, sinusoidal, key, of)
+    : loadLate().then(() => positions?.update(d.pe, sinusoidal, key, of)));
   if (S.embed && S.view === 'positions') drawPositions();
   else whenShown(drawPositions);
 }
@@ -609,7 +581,7 @@ function fillLayers() {
 
 const client = createClient(worker, {
   view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded,
-  'patch-progress': (d) => patchView.busy(d.done, d.total), patched: onPatched,
+  'patch-progress': (d) => patchView?.busy(d.done, d.total), patched: onPatched,
   lastDrawn: () => lastDrawn,
   progress: (d) => {
     $('progress').value = d.total ? d.loaded / d.total : 0;
@@ -746,10 +718,10 @@ store.subscribe((changed) => {
   if (changed.has('hist') || changed.has('steps')) drawHistory();
   if (!quiet && VIEW_KEYS.some((k) => changed.has(k))) requestView();
   if (changed.has('layer') || changed.has('head')) grid.select({ layer: S.layer, head: S.head });
-  if (changed.has('key')) stepsView.setKey(S.key);
+  if (changed.has('key')) stepsView?.setKey(S.key);
   learn.changed(changed);
-  if (changed.has('ablate')) { ablateView.setAblations(S.ablate, headDims()); grid.markAblated?.(S.ablate); }
-  if (['prompt', 'steps', 'hist', 'corrupt', 'metric'].some((k) => changed.has(k))) patchView.clearResult();
+  if (changed.has('ablate')) { ablateView?.setAblations(S.ablate, headDims()); grid.markAblated?.(S.ablate); }
+  if (['prompt', 'steps', 'hist', 'corrupt', 'metric'].some((k) => changed.has(k))) patchView?.clearResult();
 });
 
 function syncControls() {
@@ -785,12 +757,12 @@ function relabel() {
   if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   describeModel();
   fillModelMenu();
-  text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions.relabel();
-  stepsView.relabel(); describeSteps(); fillGlossary();
-  embedView.relabel(); normView.relabel(); ffnView.relabel(); describeBlock();
-  outputView.relabel(); describeOutput();
+  text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions?.relabel();
+  stepsView?.relabel(); describeSteps(); fillGlossary();
+  embedView?.relabel(); normView?.relabel(); ffnView?.relabel(); describeBlock();
+  outputView?.relabel(); describeOutput();
   learn.relabel();
-  ablateView.relabel(); patchView.relabel(); lensView.relabel(); attrView.relabel(); describeEdits();
+  ablateView?.relabel(); patchView?.relabel(); lensView?.relabel(); attrView?.relabel(); describeEdits();
   if (blockShown) { // the LayerNorm menu's sublayer names
     const { plan } = blockShown;
     for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
@@ -831,7 +803,7 @@ for (const e of document.querySelectorAll('.block-stack')) {
 }
 // the curves and dot plots are drawn to their width
 let resizeTimer = 0;
-addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView.relabel(); ffnView.resize(); learn.resize(); compareView.resize(); }, 150); });
+addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView?.relabel(); ffnView?.resize(); learn.resize(); compareView?.resize(); }, 150); });
 $('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));
@@ -879,10 +851,6 @@ document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataT
 // Rotary against learned positions (views/compare.js): shown when both folders are there with their
 // metrics.json; their patterns come from a worker of its own, asked only while the panel is on
 // screen. The pair: austen and austen-llama, or globalThis.lanternCompare ([{ name, base }] x 2).
-const compareView = createCompare({
-  root: $('compare'), loss: $('compare-loss'), layer: $('compare-layer'), status: $('compare-status'),
-  onLayer: (l) => store.set({ cmp: l }), // the layer lives in the URL (cmp=)
-});
 let compareWorker = null, comparePair = null, compareOnScreen = false, compareId = 0, compareTimer = 0, compareAsked = '';
 /** The panel belongs to the pages of the pair it compares (austen, austen-llama), or to any page
  * given a pair of its own (globalThis.lanternCompare). */
@@ -891,7 +859,7 @@ function showCompare() {
   if (!comparePair) return;
   const was = $('compare-panel').hidden;
   $('compare-panel').hidden = !compareHere();
-  if (was && !$('compare-panel').hidden) compareView.resize(); // drawn at its width, now that it has one
+  if (was && !$('compare-panel').hidden) compareView?.resize(); // drawn at its width, now that it has one
 }
 function requestCompare() {
   if (!comparePair || !compareOnScreen || !compareHere()) return;
@@ -927,6 +895,7 @@ function fetchQuietly(urls) {
   });
 }
 async function findComparePair() {
+  await loadLate();
   const pair = globalThis.lanternCompare ?? ['austen', 'austen-llama'].map((id) => {
     const m = MODELS.find((x) => x.id === id);
     return { name: id, base: new URL(m.base, location.href).href, files: m.files };
@@ -948,20 +917,75 @@ async function findComparePair() {
 store.subscribe((changed) => {
   if (changed.has('model')) showCompare();
   if (changed.has('prompt') || changed.has('cmp') || changed.has('model')) requestCompare();
-  if (changed.has('lang')) compareView.relabel();
+  if (changed.has('lang')) compareView?.relabel();
 });
 if (!S.embed) whenShown(findComparePair);
 
+// ---------------------------------------------------------------- the views made later
+
+const LATE_EMBEDS = ['steps', 'embed', 'norm', 'ffn', 'output', 'ablate', 'patching', 'lens', 'attribution', 'positions'];
+let late = null; // the promise of the views made later (made once)
+/** The views off screen at first, made from their modules (see where they are declared); then
+ * what they missed is caught up: the ablations, the export menu, and the data of those on screen. */
+function loadLate() {
+  late ??= Promise.all([import('./views/positions.js'), import('./views/steps.js'), import('./views/block.js'),
+    import('./views/output.js'), import('./views/ablate.js'), import('./views/patching.js'), import('./views/lens.js'),
+    import('./views/attribution.js'), import('./views/compare.js'), import('./export-menu.js')])
+    .then(([pe, steps, block, out, ablate, patching, lens, attribution, compare, exportMod]) => {
+      positions = pe.createPositions({ canvas: $('pe'), title: $('pe-title'), legend: $('pe-legend'), readout: $('pe-cell') });
+      stepsView = steps.createSteps({
+        root: $('steps'), query: $('steps-query'),
+        onQuery: (i) => store.set({ query: i, key: null }),
+        onKey: (j) => store.set({ key: j }),
+      });
+      embedView = block.createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
+      normView = block.createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => store.set({ ln }) });
+      ffnView = block.createFfn({ root: $('ffn'), query: $('ffn-query'), onQuery: pickQuery });
+      outputView = out.createOutput({ root: $('output'), query: $('output-query'), onQuery: pickQuery });
+      ablateView = ablate.createAblate({
+        root: $('ablate'), grid: $('ablate-grid'), mode: $('ablate-mode'), factor: $('ablate-factor'), clear: $('ablate-clear'), summary: $('ablate-summary'),
+        onToggle: (layer, head, mode, factor) => {
+          const had = S.ablate.find((x) => sameHead(x, layer, head));
+          const rest = S.ablate.filter((x) => !sameHead(x, layer, head));
+          const same = had && had.mode === mode && (mode !== 's' || had.factor === factor);
+          store.set({ ablate: same ? rest : [...rest, { layer, head, mode, factor: mode === 's' ? factor : 1 }] });
+        },
+        onClear: () => store.set({ ablate: [] }),
+      });
+      patchView = patching.createPatching({
+        root: $('patching'), corrupt: $('patch-corrupt'), tokA: $('patch-a'), tokB: $('patch-b'), run: $('patch-run'), status: $('patch-status'), note: $('patch-note'),
+        onCorrupt: (text) => store.set({ corrupt: text }),
+        onMetric: (pair) => store.set({ metric: pair }),
+        onRun: () => runPatching(),
+      });
+      lensView = lens.createLens({ root: $('lens'), query: $('lens-query'), onQuery: pickQuery });
+      attrView = attribution.createAttribution({ root: $('attribution'), query: $('attribution-query'), token: $('attribution-token'), onQuery: (i) => store.set({ query: i, key: null, dla: null }), onToken: (id) => store.set({ dla: id }) });
+      compareView = compare.createCompare({
+        root: $('compare'), loss: $('compare-loss'), layer: $('compare-layer'), status: $('compare-status'),
+        onLayer: (l) => store.set({ cmp: l }), // the layer lives in the URL (cmp=)
+      });
+      exportMenu = exportMod.createExportMenu({
+        state: S, client, loaded: () => (info ? loaded : null), translating,
+        request: () => ({ seq: seq(), look: look() }),
+      });
+      exportMenu.refresh();
+      if (info) ablateView.setAblations(S.ablate, headDims());
+      // the panels on screen (or the one embedded) get their data
+      if (view && (stepsWanted() || blockWanted().length || outputWanted() || IV_VIEWS.some(ivWanted))) requestView();
+    })
+    .catch((e) => console.error(`lantern: the views below could not be made (${e.message}); the page goes on without them`));
+  return late;
+}
+
 // ---------------------------------------------------------------- start
 
-const exportMenu = createExportMenu({
-  state: S, client, loaded: () => (info ? loaded : null), translating,
-  request: () => ({ seq: seq(), look: look() }),
-});
-store.subscribe(() => exportMenu.refresh());
+store.subscribe(() => exportMenu?.refresh());
 fillModelMenu();
 syncControls();
 whenShown(showCache);
+whenShown(loadLate);
+// embedded, one of the views made later is the page: made before anything is asked of the worker
+if (S.embed && LATE_EMBEDS.includes(S.view)) await loadLate();
 if (S.model === 'files') {
   // the files are not in the URL: ask for them, and load nothing else meanwhile
   $('files-needed').textContent = t('filesNeeded', S.filesName);
