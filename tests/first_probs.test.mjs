@@ -307,3 +307,44 @@ test('embedded, the positions view is drawn in the task that makes the page read
   assert.equal(await page.evaluate(() => globalThis.rowsWhenReady), '256');
   await context.close();
 });
+
+test('the views made after the first view: one whose module fails leaves the page working, and they catch up on a load cancelled meanwhile', async () => {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  // a module of theirs that fails: said in the console, no page error, the rest of the page works
+  {
+    const context = await browser.newContext();
+    await context.route(/\/web\/views\/lens\.js$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
+    const page = await context.newPage();
+    const pageErrors = [], consoleErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    await page.goto(`${origin}/web/?model=austen&lang=en`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#top tbody td.bar'), null, { timeout: 60000 });
+    await page.waitForFunction(() => false, null, { timeout: 2000 }).catch(() => {}); // (the comparison panel's look, after the first view)
+    assert.deepEqual(pageErrors, []);
+    assert.ok(consoleErrors.some((e) => /the views below could not be made/.test(e)), consoleErrors.join('; '));
+    await context.close();
+  }
+  // their modules held back until a folder by URL is asked about; cancelled once they are there:
+  // the model before comes back with its ablations grid drawn
+  {
+    const context = await browser.newContext();
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await context.route(/\/web\/views\/ablate\.js$/, async (route) => { await held; await route.continue(); });
+    const page = await context.newPage();
+    await page.goto(`${origin}/web/?model=austen&lang=en`);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#top tbody td.bar'), null, { timeout: 60000 });
+    await page.evaluate(() => { globalThis.lanternAskAbove = 1; });
+    await page.fill('#model-url', `${origin}/weights/poetry/`);
+    await page.click('#url-form [type=submit]');
+    await page.waitForSelector('#url-confirm:not([hidden])', { timeout: 30000 });
+    release();
+    // made: the positions panel (one of them) is drawn
+    await page.waitForFunction(() => document.getElementById('pe').dataset.rows, null, { timeout: 30000 });
+    await page.click('#url-cancel');
+    await page.waitForFunction(() => document.querySelectorAll('#ablate-grid button').length === 16, null, { timeout: 10000 })
+      .catch(async () => assert.fail(`the ablations grid: ${await page.$$eval('#ablate-grid button', (b) => b.length)} buttons, not austen's 16`));
+    await context.close();
+  }
+});

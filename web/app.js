@@ -568,7 +568,7 @@ function settle() {
   const drawPositions = () => (positions ? positions.update(d.pe, sinusoidal, key, of)
     : loadLate().then(() => positions?.update(d.pe, sinusoidal, key, of)));
   if (S.embed && S.view === 'positions') drawPositions();
-  else whenShown(drawPositions);
+  else if (!S.embed) whenShown(drawPositions);
 }
 let loadCount = 0;
 
@@ -608,6 +608,8 @@ const askAbove = () => globalThis.lanternAskAbove ?? ASK_ABOVE; // the tests set
 /** Fetch a model folder (web/fetch-model.js, in the worker); a download above askAbove() bytes
  * is asked about first (urlFailed gets 'large-download'). */
 function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } = {}) {
+  // a folder by URL takes a while: the views made later are made now, their controls live meanwhile
+  if (!S.embed) loadLate();
   if (info) previous = { info, loaded };
   pendingUrl = { base, precision };
   info = null;
@@ -644,6 +646,7 @@ function restorePrevious() {
   $('progress').value = 1;
   ({ info, loaded } = previous);
   previous = null;
+  ablateView?.setAblations(S.ablate, headDims()); // (the views made meanwhile drew none)
   requestView();
 }
 
@@ -896,6 +899,7 @@ function fetchQuietly(urls) {
 }
 async function findComparePair() {
   await loadLate();
+  if (!compareView) return; // (its module did not load: said in the console)
   const pair = globalThis.lanternCompare ?? ['austen', 'austen-llama'].map((id) => {
     const m = MODELS.find((x) => x.id === id);
     return { name: id, base: new URL(m.base, location.href).href, files: m.files };
@@ -983,9 +987,10 @@ store.subscribe(() => exportMenu?.refresh());
 fillModelMenu();
 syncControls();
 whenShown(showCache);
-whenShown(loadLate);
-// embedded, one of the views made later is the page: made before anything is asked of the worker
-if (S.embed && LATE_EMBEDS.includes(S.view)) await loadLate();
+// embedded, the page is one view: those made later are made only when it is one of them, and then
+// before anything is asked of the worker
+if (!S.embed) whenShown(loadLate);
+else if (LATE_EMBEDS.includes(S.view)) await loadLate();
 if (S.model === 'files') {
   // the files are not in the URL: ask for them, and load nothing else meanwhile
   $('files-needed').textContent = t('filesNeeded', S.filesName);
