@@ -348,3 +348,32 @@ test('the views made after the first view: one whose module fails leaves the pag
     await context.close();
   }
 });
+
+test('the sandbox is made after the first view (its fields are not in the page when parsing ends), and after a failed one too', async () => {
+  // Chromium's autofill walks the page's form fields when its parsing ends, laying out each
+  // panel that holds one: the sandbox's sixteen fields are made later, and then work as before
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+  await context.addInitScript(() => {
+    addEventListener('DOMContentLoaded', () => {
+      globalThis.sandboxAtParsed = document.querySelectorAll('#sandbox input, #sandbox textarea').length;
+    });
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${origin}/web/?model=austen&lang=en`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#top tbody td.bar'), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => globalThis.sandboxAtParsed), 0, 'no sandbox field when parsing ends');
+  await page.waitForSelector('#sandbox [data-kind="dot"] .sb-result', { timeout: 10000 });
+  assert.equal(await page.$$eval('#sandbox input, #sandbox textarea', (f) => f.length), 16);
+  await page.fill('#sb-q', '2, 0');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('sandbox') != null, null, { timeout: 10000 });
+  assert.deepEqual(errors, []);
+  // a first view that fails (a prompt past the context): the sandbox, not a model, is made all the same
+  await page.goto(`${origin}/web/?model=austen&lang=en&prompt=${encodeURIComponent('the cat sat on the mat. '.repeat(200))}`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
+  assert.match(await page.textContent('#error'), /do not fit/);
+  await page.waitForSelector('#sandbox [data-kind="dot"] .sb-result', { timeout: 10000 });
+  await context.close();
+});

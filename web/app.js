@@ -80,6 +80,7 @@ const early = globalThis.lanternEarly;
 if (early && early.url !== workerUrl.href) early.worker.terminate();
 const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerUrl, { type: 'module' });
 
+let deferred = [];      // what waits for the first view (whenShown, below)
 let info = null;        // the loaded model's description
 let loaded = null;      // { name, origin, kind, build, threads }
 let view = null;        // the worker's last view
@@ -181,7 +182,7 @@ const outputWanted = () => outputOnScreen && (!S.embed || S.view === 'output');
 let outputDrawn = null; // the worker's key of the output drawn
 
 // the residual stream, the sandbox, the presets, the guided tour and the glossary dialog (learn.js)
-const learn = createLearn({ store, translating, requestView: () => requestView() });
+const learn = createLearn({ store, translating, requestView: () => requestView(), later: whenShown });
 
 // the intervention views (#15): each asked of the worker only while on screen (or embedded). The
 // ablations are the page's state (ablate=): the worker keeps them in force on every session, so
@@ -341,10 +342,9 @@ function drawView(v) {
   shown();
 }
 
-// What the first view need not wait for (the comparison panel's look for its two folders, the line
-// about downloaded models): done once the page has drawn its first view, or said why it cannot,
-// after the frame that shows it.
-let deferred = [];
+// What the first view need not wait for (deferred, declared above: the comparison panel's look for
+// its two folders, the line about downloaded models, the sandbox): done once the page has drawn
+// its first view, or said why it cannot, after the frame that shows it.
 function whenShown(fn) {
   if (deferred) deferred.push(fn);
   else fn();

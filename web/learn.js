@@ -19,9 +19,9 @@ const LEARNER_PANELS = ['attention-panel', 'positions-panel', 'steps-panel', 'em
 
 /**
  * store: the page's store; translating(): an encoder-decoder is loaded; requestView(): ask the
- * worker for what is on screen.
+ * worker for what is on screen; later(fn): run fn once the page's first view is drawn.
  */
-export function createLearn({ store, translating, requestView }) {
+export function createLearn({ store, translating, requestView, later = (fn) => fn() }) {
   const S = store.state;
   const $ = (id) => document.getElementById(id);
 
@@ -51,7 +51,10 @@ export function createLearn({ store, translating, requestView }) {
     root: $('sandbox'),
     onChange: (input) => store.set({ sandbox: encodeSandbox(input) == null ? null : input }),
   });
-  if (!S.embed || S.view === 'sandbox') sandboxView.update(S.sandbox);
+  // its fields are made once the first view is drawn: not on the way to the first probabilities
+  // (nor among the form fields Chromium's autofill walks when the page's parsing ends)
+  if (!S.embed) later(() => sandboxView.update(S.sandbox));
+  else if (S.view === 'sandbox') sandboxView.update(S.sandbox);
 
   // ------------------------------------------------------------ the glossary, from every learner view
   const dialog = $('glossary-dialog');
