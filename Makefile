@@ -163,7 +163,7 @@ build/bench_kernels.wasm: tests/bench/bench_kernels.c src/kernels/ref.c src/kern
 	  -sEXPORTED_FUNCTIONS=_bench_alloc,_bench_packed_size,_bench_matmul,_bench_madd,_bench_read,_free -o $@ \
 	  tests/bench/bench_kernels.c src/kernels/ref.c src/kernels/wasm_simd.c
 
-# The static build: the page, its engine builds and worker, the shipped models, the test model the
+# The static build: the page, its engine builds and worker (in one file, web/bundle.mjs), the shipped models, the test model the
 # page lists and the example article, in one folder any static host serves as it is (relative
 # URLs only; threads where the host sends the isolation headers, see web/README-dist.md).
 DIST ?= dist
@@ -171,7 +171,8 @@ DIST_MODELS := austen poetry induction zh-en austen-llama
 dist: wasm
 	rm -rf $(DIST) && mkdir -p $(DIST)/weights $(DIST)/tests/fixtures/gpt2-tiny
 	cp -r web $(DIST)/web
-	rm -rf $(DIST)/web/serve.mjs $(DIST)/web/vendor && mv $(DIST)/web/README-dist.md $(DIST)/README.md
+	node web/bundle.mjs web/worker.js $(DIST)/web/worker.bundle.js
+	rm -rf $(DIST)/web/serve.mjs $(DIST)/web/bundle.mjs $(DIST)/web/vendor && mv $(DIST)/web/README-dist.md $(DIST)/README.md
 	for m in $(DIST_MODELS); do cp -r weights/$$m $(DIST)/weights/$$m; done
 	cp tests/fixtures/gpt2-tiny/config.json tests/fixtures/gpt2-tiny/model.safetensors \
 	  tests/fixtures/gpt2-tiny/vocab.json tests/fixtures/gpt2-tiny/merges.txt $(DIST)/tests/fixtures/gpt2-tiny/

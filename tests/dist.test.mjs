@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
+import { bundleModule } from '../web/bundle.mjs';
 import { CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -35,11 +36,14 @@ after(async () => {
 test('make dist writes the page, the engine builds, the models and a README, and nothing of the server', () => {
   for (const f of ['index.html', 'README.md', 'web/index.html', 'web/lantern.js', 'web/worker.js', 'web/lantern.wasm',
     'web/lantern-relaxed.wasm', 'web/lantern-threads.wasm', 'web/lantern-thread.js', 'web/embed-example.html',
-    'web/lantern-view.js', 'web/element-example.html',
+    'web/lantern-view.js', 'web/element-example.html', 'web/worker.bundle.js',
     'weights/austen/model.safetensors', 'weights/zh-en/tokenizer.json', 'tests/fixtures/gpt2-tiny/vocab.json']) {
     assert.ok(existsSync(join(dist, f)), f);
   }
   assert.ok(!existsSync(join(dist, 'web/serve.mjs')));
+  assert.ok(!existsSync(join(dist, 'web/bundle.mjs')));
+  // the worker in one file, as web/serve.mjs makes it from web/
+  assert.equal(readFileSync(join(dist, 'web/worker.bundle.js'), 'utf8'), bundleModule(join(ROOT, 'web/worker.js')).code);
   assert.match(readFileSync(join(dist, 'index.html'), 'utf8'), /url=web\//);
   // relative URLs only: no page, script or style names another host
   for (const f of readdirSync(join(dist, 'web'), { recursive: true })) {

@@ -170,7 +170,8 @@ test('a blog page on another origin: shared engines, a model by URL, errors, the
   assert.equal(hitsOf(/^lantern:\/weights\/austen\/model\.safetensors$/), 1);
   assert.equal(hitsOf(/^blog:\/models\/tiny\/model\.safetensors$/), 1);
   assert.equal(page.workers().length, 3, 'one worker per model: austen, the tiny model, the missing one');
-  assert.equal(hitsOf(/^lantern:\/web\/worker\.js$/), 3);
+  assert.equal(hitsOf(/^lantern:\/web\/worker\.bundle\.js$/), 3); // the worker in one file (web/bundle.mjs)
+  assert.equal(hitsOf(/^lantern:\/web\/(lantern|worker|experiments)\.js$/), 0, 'none of its modules fetched on its own');
   // below the fold: not started, nothing fetched
   assert.equal(await shadow(page, 'e', (r) => r.querySelector('.lv').dataset.state), 'waiting');
   assert.equal(hitsOf(/induction/), 0);

@@ -72,7 +72,7 @@ if (S.embed) document.body.classList.add('embed');
 if (S.embed && S.view) document.body.dataset.view = S.view;
 
 // ?engine=strict|relaxed|threads picks the engine build (default: the fastest this page may run)
-const workerUrl = new URL('./worker.js', import.meta.url);
+const workerUrl = new URL('./worker.bundle.js', import.meta.url); // worker.js and its modules in one file (web/bundle.mjs)
 if (S.engine) workerUrl.searchParams.set('engine', S.engine);
 // index.html's first script started this worker, and the download of the model the URL names,
 // while these modules loaded: it is taken over here (a page without that script starts its own)

@@ -204,11 +204,11 @@ function styleSheet() {
 
 // ---------------------------------------------------------------- hubs: one worker per model
 
-const workerUrl = new URL('worker.js', HERE);
+const workerUrl = new URL('worker.bundle.js', HERE); // web/worker.js and its modules in one file (web/bundle.mjs)
 const hubs = new Map(); // model folder URL -> Hub
 
-/** A module worker from worker.js; on another origin than the page's, through a same-origin
- * blob that imports it (a worker's script must be same-origin; its imports need only CORS). */
+/** A module worker from worker.bundle.js; on another origin than the page's, through a
+ * same-origin blob that imports it (a worker's script must be same-origin; its imports need only CORS). */
 function startWorker() {
   if (workerUrl.origin === location.origin) return new Worker(workerUrl, { type: 'module' });
   const blob = new Blob([`import ${JSON.stringify(workerUrl.href)};\n`], { type: 'text/javascript' });

@@ -8,10 +8,15 @@
 // may load <lantern-view> (web/lantern-view.js), its worker and the models from here.
 // Every file goes out with `Cache-Control: no-cache` and validators (ETag, Last-Modified): a
 // second visit asks about each file and gets a bodiless 304 while it is unchanged.
+// web/worker.bundle.js, the engine worker in one file, is not kept in web/: it is made here from
+// web/worker.js and its imports as they are (web/bundle.mjs), again whenever one of them changes;
+// a folder that holds the file (the static build) has it served as it is.
 import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleCache } from './bundle.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVED = ['web', 'weights', join('tests', 'fixtures')];
@@ -41,6 +46,8 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
     ...(isolated ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {}),
     ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}),
   };
+  const bundle = bundleCache(join(root, 'web', 'worker.js'));
+  const bundlePath = join('web', 'worker.bundle.js');
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname === '/') {
@@ -56,6 +63,10 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
       stat = allowed && !path.split(sep).includes('..') && statSync(join(root, path));
     } catch {
       stat = null;
+    }
+    if (!stat && path === bundlePath) {
+      serveBundle(req, res);
+      return;
     }
     if (!stat || !stat.isFile()) {
       // a 404 carries the CORS header too: a missing optional file (tokenizer.json) is then a plain 404 to the reader
@@ -88,6 +99,28 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
     if (req.method === 'HEAD') res.end();
     else createReadStream(join(root, path), { highWaterMark: 1 << 20 }).pipe(res);
   });
+  /** The worker's bundle, made from its modules (a 500 that names what cannot be bundled). */
+  function serveBundle(req, res) {
+    let made;
+    try {
+      made = bundle();
+    } catch (e) {
+      res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', ...isolation });
+      res.end(`lantern: cannot bundle web/worker.js: ${e.message}\n`);
+      return;
+    }
+    made.etag ??= `"${createHash('sha256').update(made.code).digest('base64url').slice(0, 27)}"`;
+    const headers = { 'Cache-Control': 'no-cache', ETag: made.etag, ...isolation };
+    if (notModified(req.headers, made.etag, Infinity)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    const body = Buffer.from(made.code);
+    res.writeHead(200, { 'Content-Type': TYPES['.js'], 'Content-Length': body.length, ...headers });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));

@@ -45,6 +45,8 @@
 // starts, while the model's files download, and a threaded engine's helper threads start once the
 // first view has been answered. The playground starts this worker from index.html's first script
 // with the page's query in its URL (?prefetch=), so the model loads while the page's modules do.
+// The page and <lantern-view> run it as worker.bundle.js: this file and its imports in one
+// (web/bundle.mjs, which takes the subset of module syntax written here).
 import { createLantern, autoBuild } from './lantern.js';
 import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
@@ -52,10 +54,8 @@ import * as output from './output.js';
 import { createResidualProbe, residualBuffers } from './residual.js';
 import { fetchModel, cachedByDefault } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
-import { topIndices } from './interventions.js'; // (experiments.js's import too)
+import { topIndices } from './interventions.js';
 import { MODELS, decodeState } from './state.js'; // which shipped model a page's address names (prefetch)
-import './guide.js'; // state.js's imports, named for the same reason
-import './sandbox.js';
 
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
