@@ -334,6 +334,9 @@ int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_
     return LT_OK;
 }
 
+/* Four floats from src to dst (neither need be aligned): one 16-byte copy */
+static inline void copy4(float *dst, const float *src) { memcpy(dst, src, 4 * sizeof *dst); }
+
 /* A [rows, cols] f32 matrix (cols a multiple of 4) stored by groups of four rows (LT_ROWS4_AT):
  * read row by row into its place, then each group's 4 x cols floats rearranged where they lie,
  * so that loading takes no second copy of what may be 150 MB. */
@@ -349,10 +352,14 @@ static int32_t take_rows4(lt_loader *L, const lt_st_tensor *t, size_t rows, size
     memset(dst + t->numel, 0, (size - t->numel) * sizeof *dst); /* the last group's padding rows */
     float *tmp = malloc(group * sizeof *tmp);
     if (!tmp) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory while loading '%s'", t->name);
+    /* four inputs of a row at a time, in the order LT_ROWS4_AT lays them out: a copy of four
+     * floats rather than an index computed per weight (the load runs once, in the browser in the
+     * engine's baseline code, where that arithmetic cost more than the copy) */
     for (float *g = dst; g < dst + size; g += group) {
         memcpy(tmp, g, group * sizeof *tmp);
-        for (size_t r = 0; r < 4; r++)
-            for (size_t i = 0; i < cols; i++) g[LT_ROWS4_AT(cols, r, i)] = tmp[r * cols + i];
+        float *o = g;
+        for (size_t i = 0; i < cols; i += 4)
+            for (size_t r = 0; r < 4; r++, o += 4) copy4(o, tmp + r * cols + i);
     }
     free(tmp);
     return LT_OK;
@@ -383,9 +390,19 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
         L->n_params += t->numel;
         if (!dst) return LT_OK;
         if ((rc = read_f32(L, t, &tmp))) return rc;
-        memset(dst, 0, size * sizeof(float));
-        for (size_t i = 0; i < rows; i++)
-            for (size_t j = 0; j < cols; j++) dst[LT_PACKED_AT(rows, i, j)] = tmp[i * cols + j];
+        /* a Conv1D weight [d_in, d_out]: row i's columns [16 p, 16 p + 16) are panel p's row i,
+         * one copy of LT_PANEL floats (the last panel's columns past d_out are zeros) */
+        const size_t full = cols / LT_PANEL, rest = cols % LT_PANEL;
+        for (size_t i = 0; i < rows; i++) {
+            const float *src = tmp + i * cols;
+            float *o = dst + i * LT_PANEL;
+            for (size_t p = 0; p < full; p++, src += LT_PANEL, o += rows * LT_PANEL)
+                for (size_t k = 0; k < LT_PANEL; k += 4) copy4(o + k, src + k);
+            if (rest) {
+                for (size_t k = 0; k < rest; k++) o[k] = src[k];
+                for (size_t k = rest; k < LT_PANEL; k++) o[k] = 0.0f;
+            }
+        }
         free(tmp);
         return LT_OK;
     }
