@@ -349,7 +349,7 @@ test('the views made after the first view: one whose module fails leaves the pag
   }
 });
 
-test('the sandbox is made after the first view (its fields are not in the page when parsing ends), and after a failed one too', async () => {
+test('the sandbox is made after the first view (its fields are not in the page when parsing ends), after a failed one, and near the screen with no model; a worker that never starts is said', async () => {
   // Chromium's autofill walks the page's form fields when its parsing ends, laying out each
   // panel that holds one: the sandbox's sixteen fields are made later, and then work as before
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -376,4 +376,28 @@ test('the sandbox is made after the first view (its fields are not in the page w
   assert.match(await page.textContent('#error'), /do not fit/);
   await page.waitForSelector('#sandbox [data-kind="dot"] .sb-result', { timeout: 10000 });
   await context.close();
+  // no model yet (its weights held back, or its worker never starting): the sandbox, which needs
+  // none, is made when its panel comes near the screen
+  for (const [what, route, fulfil] of [['weights held', /\/weights\/austen\/model\.safetensors$/, null],
+    ['no worker', /\/web\/worker\.bundle\.js(\?.*)?$/, { status: 500, body: 'no' }]]) {
+    const held = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
+    let release;
+    const gate = new Promise((resolve) => { release = resolve; });
+    await held.route(route, async (r) => { if (fulfil) await r.fulfill(fulfil); else { await gate; await r.continue().catch(() => {}); } });
+    const p = await held.newPage();
+    await p.goto(`${origin}/web/?model=austen&lang=en`);
+    await p.waitForFunction(() => document.getElementById('sandbox-panel'), null, { timeout: 10000 });
+    // (a worker that fails settles the page at once, which makes the sandbox too)
+    if (!fulfil) assert.equal(await p.$$eval('#sandbox input, #sandbox textarea', (f) => f.length), 0, `${what}: not made while off screen`);
+    await p.evaluate(() => document.getElementById('sandbox-panel').scrollIntoView());
+    await p.waitForSelector('#sandbox [data-kind="dot"] .sb-result', { timeout: 10000 })
+      .catch(() => assert.fail(`${what}: the sandbox is not made when scrolled to`));
+    if (fulfil) {
+      // and a worker that never starts is said, in the page's error line
+      await p.waitForFunction(() => /engine could not start/.test(document.getElementById('error').textContent), null, { timeout: 10000 })
+        .catch(async () => assert.fail(`${what}: the error line says ${JSON.stringify(await p.textContent('#error'))}`));
+    } else assert.notEqual(await p.evaluate(() => document.body.dataset.ready), 'true', `${what}: still no model`);
+    release();
+    await held.close();
+  }
 });

@@ -79,6 +79,17 @@ if (S.engine) workerUrl.searchParams.set('engine', S.engine);
 const early = globalThis.lanternEarly;
 if (early && early.url !== workerUrl.href) early.worker.terminate();
 const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerUrl, { type: 'module' });
+// a worker whose script does not load or run (worker.bundle.js missing, a server that cannot make
+// it, a module that throws as it runs) sends no message: the page says so rather than waiting.
+// (Once it has spoken, its failures come as messages about what was asked.)
+let workerFailed = false, workerSpoke = false;
+function onWorkerFailed(message) {
+  if (workerFailed || workerSpoke) return;
+  workerFailed = true;
+  onError({ code: 'worker-failed', args: {}, message: `the engine worker did not start (${message})`, during: 'worker' });
+}
+worker.addEventListener('message', () => { workerSpoke = true; }, { once: true });
+worker.addEventListener('error', (e) => onWorkerFailed(e.message || 'error'));
 
 let deferred = [];      // what waits for the first view (whenShown, below)
 let info = null;        // the loaded model's description
@@ -1007,3 +1018,5 @@ if (S.model === 'files') {
   if (S.prompt == null) store.set({ prompt: model.prompt });
   loadModel(model);
 }
+// the worker index.html started may have failed before this module listened
+if (early?.failed != null && worker === early.worker) onWorkerFailed(early.failed);

@@ -51,10 +51,24 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
     root: $('sandbox'),
     onChange: (input) => store.set({ sandbox: encodeSandbox(input) == null ? null : input }),
   });
-  // its fields are made once the first view is drawn: not on the way to the first probabilities
-  // (nor among the form fields Chromium's autofill walks when the page's parsing ends)
-  if (!S.embed) later(() => sandboxView.update(S.sandbox));
-  else if (S.view === 'sandbox') sandboxView.update(S.sandbox);
+  // its fields are made once the first view is drawn, or as soon as its panel comes near the
+  // screen (it needs no model: a slow download or a worker that fails does not hold it back),
+  // not on the way to the first probabilities, nor among the form fields Chromium's autofill
+  // walks when the page's parsing ends
+  if (!S.embed) {
+    let made = false;
+    const make = () => {
+      if (made) return;
+      made = true;
+      near?.disconnect();
+      sandboxView.update(S.sandbox);
+    };
+    const near = 'IntersectionObserver' in globalThis
+      ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) make(); }, { rootMargin: '600px 0px' })
+      : null;
+    near?.observe($('sandbox-panel'));
+    later(make);
+  } else if (S.view === 'sandbox') sandboxView.update(S.sandbox);
 
   // ------------------------------------------------------------ the glossary, from every learner view
   const dialog = $('glossary-dialog');
