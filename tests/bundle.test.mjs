@@ -44,12 +44,13 @@ test('a bundle runs as its modules do: each once, before its importers, every im
       "import './side.js';",
       "globalThis.out = { sum: add(2, 3), double: double(4), greet: names.greet('x'), shout: names.SHOUT, log: globalThis.log };",
     ].join('\n'),
-    'math.js': "import { note } from './side.js';\nnote('math');\nexport function add(a, b) { return a + b; }\nconst twice = (x) => 2 * x;\nexport { twice };\n",
+    'math.js': "note('math'); // before its import, which is hoisted\nimport { note } from './side.js';\nexport function add(a, b) { return a + b; }\nconst twice = (x) => 2 * x;\nexport { twice };\n",
     'side.js': "globalThis.log = [];\nexport const note = (s) => globalThis.log.push(s);\nnote('side');\n",
     'lib/names.js': "import { note } from '../side.js';\nnote('names');\nexport async function ignored() { return await 1; }\nexport class Greeter {}\nexport function greet(n) { return `hello ${n}`; }\nconst loud = 'HI';\nexport { loud as SHOUT };\n",
   });
-  const { code, files } = bundleModule(join(dir, 'worker.js'));
+  const { code, files, stamps } = bundleModule(join(dir, 'worker.js'));
   assert.deepEqual(files.map((f) => f.slice(dir.length + 1)), ['side.js', 'math.js', join('lib', 'names.js'), 'worker.js']);
+  assert.equal(stamps.length, files.length);
   assert.doesNotMatch(code, /^import\b/m, 'nothing is left to import');
   assert.deepEqual(await run(code), { sum: 5, double: 8, greet: 'hello x', shout: 'HI', log: ['side', 'math', 'names'] });
 });
@@ -60,8 +61,15 @@ test('the forms a bundle does not take are refused, naming the module', () => {
     [{ 'a.js': 'export let n = 1;\n' }, /a\.js: an exported let or var/],
     [{ 'a.js': "export { x } from './b.js';\n", 'b.js': 'export const x = 1;\n' }, /a\.js: a re-export/],
     [{ 'a.js': "export * from './b.js';\n", 'b.js': 'export const x = 1;\n' }, /a\.js: a re-export/],
-    [{ 'a.js': 'const v = await Promise.resolve(1);\nexport { v };\n' }, /a\.js: top-level await/],
-    [{ 'a.js': 'await Promise.resolve(1);\nexport const v = 1;\n' }, /a\.js: top-level await/],
+    [{ 'a.js': 'const v = await Promise.resolve(1);\nexport { v };\n' }, /a\.js does not run inside a function \(top-level await\?\)/],
+    [{ 'a.js': 'await Promise.resolve(1);\nexport const v = 1;\n' }, /a\.js does not run inside a function/],
+    [{ 'a.js': 'const z = 1;\n\nconst v = await Promise.resolve(z);\nexport { v };\n' }, /a\.js does not run inside a function/],
+    [{ 'a.js': 'export const v = await Promise.resolve(1);\n' }, /a\.js does not run inside a function/],
+    [{ 'a.js': 'if (globalThis) {\n  await 0;\n}\nexport const a = 1;\n' }, /a\.js does not run inside a function/],
+    [{ 'a.js': 'const q = await (Promise.resolve(1));\nexport const a = q;\n' }, /a\.js does not run inside a function/],
+    [{ 'a.js': 'let v = 1;\nexport { v };\n' }, /a\.js: 'v' is a let or var exported in a list/],
+    [{ 'a.js': 'const o = { v: 1 };\nexport const { v } = o;\n' }, /a\.js: an exported destructuring/],
+    [{ 'a.js': 'export const a = 1, x = 2;\n' }, /worker\.js imports 'x' from a\.js, which does not export it as bundled/],
     [{ 'a.js': "import { b } from './b.js' with { type: 'js' };\nexport const a = b;\n", 'b.js': 'export const b = 1;\n' }, /a\.js: an import form that is not bundled: import \{ b \}/],
     [{ 'a.js': "import x from './b.js';\nexport const y = x;\n", 'b.js': 'export const x = 1;\n' }, /a\.js: a default import/],
     [{ 'a.js': "import { readFile } from 'node:fs';\nexport const r = readFile;\n" }, /a\.js imports 'node:fs': only relative imports/],
@@ -119,11 +127,21 @@ test('web/serve.mjs serves worker.bundle.js with validators, made again when a m
     assert.equal(bad.status, 500);
     assert.match(await bad.text(), /cannot bundle web\/worker\.js: v\.js: a default export/);
     // a folder that holds the file (the static build) has it served as it is
+    writeFileSync(join(root, 'web', 'v.js'), 'export const v = 5;\n');
     writeFileSync(join(root, 'web', 'worker.bundle.js'), 'globalThis.out = "kept";\n');
     assert.equal(await (await fetch(url)).text(), 'globalThis.out = "kept";\n');
   } finally {
     other.close();
     other.closeAllConnections();
+  }
+  // ...unless it holds web/bundle.mjs too (the repository): a file written there is never served
+  writeFileSync(join(root, 'web', 'bundle.mjs'), '// the repository\n');
+  const repo = await serve(0, '127.0.0.1', { root });
+  try {
+    assert.equal(await run(await (await fetch(`http://127.0.0.1:${repo.address().port}/web/worker.bundle.js`)).text()), 5);
+  } finally {
+    repo.close();
+    repo.closeAllConnections();
   }
 });
 

@@ -10,11 +10,16 @@
 //   import { a, b as c } from './x.js';  import * as ns from './x.js';  import './x.js';
 //   export function f / async function f / function* f / class C / const a = ...;  export { a, b as c };
 // Each imported module becomes a function scope run once, in the order the imports reach it
-// (each before the first module that imports it), returning its exports; the entry module stays
-// at the top level. What the subset leaves out, and why it may: a default export, `export let` or
-// `var` (a binding another module would see change), re-exports (`export ... from`), imports of
-// packages (bare names), cycles and top-level await. import.meta.url keeps its meaning because
-// every module that reads it sits in the entry's folder, where the bundle goes.
+// (each before the first module that imports it), returning its exports; its imports become
+// destructurings of those, at its top (imports are hoisted); the entry module stays at the top
+// level. A name imported must be one the module exports as read here. What the subset leaves
+// out, and why it may: a default export, an exported let or var (in a declaration or a list: a
+// binding another module would see change), exported destructurings, re-exports
+// (`export ... from`), imports of packages (bare names), cycles, and top-level await (each
+// module is checked to parse as a function's body would). import.meta.url keeps its meaning
+// because every module that reads it sits in the entry's folder, where the bundle goes.
+// Statements are read by line: an import or export is a line that starts with the word, so a
+// line inside a multi-line string or comment must not (the code here indents such lines).
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,18 +30,21 @@ const EXPORT_LIST = /^export\s*\{([^}]*)\}\s*;?[ \t]*$/gm;
 
 class BundleError extends Error {}
 
-/** The bundle of the module at `entry` (a path): { code, files: the absolute paths it read }. */
+/** The bundle of the module at `entry` (a path): { code, files: the absolute paths it read,
+ * stamps: each file's size and modification time, taken before it was read }. */
 export function bundleModule(entry) {
   const root = dirname(resolve(entry));
   const name = (file) => relative(root, file).split(sep).join('/');
   const order = [];                 // post-order: each module after the ones it imports
   const state = new Map();          // file -> 'open' | 'done'
   const sources = new Map();        // file -> text
+  const stamps = new Map();         // file -> stamp before reading (a change while reading shows next time)
 
   function visit(file, from) {
     if (state.get(file) === 'done') return;
     if (state.get(file) === 'open') throw new BundleError(`${name(file)} is imported in a cycle (through ${name(from)})`);
     state.set(file, 'open');
+    stamps.set(file, stamp(file));
     let text;
     try {
       text = readFileSync(file, 'utf8');
@@ -55,38 +63,72 @@ export function bundleModule(entry) {
   visit(resolve(entry), null);
 
   const ids = new Map(order.map((f, i) => [f, `__module${i}`]));
+  const exportsOf = new Map(); // file -> Set of the names it exports (its imports are read after it)
   const parts = [];
   for (const file of order) {
     const where = name(file);
     let text = sources.get(file);
     check(text, where, dirname(file) === root);
+    // imports become destructurings of the modules run before, at the top (imports are hoisted)
+    const hoisted = [];
     text = text.replace(IMPORT, (line, clause, _q, spec) => {
-      const id = ids.get(resolve(dirname(file), spec));
-      if (!clause) return `/* ${line.trim()} (run above) */`;
-      const ns = clause.match(/^\*\s+as\s+([A-Za-z_$][\w$]*)$/);
-      if (ns) return `const ${ns[1]} = ${id};`;
-      const named = clause.match(/^\{([^}]*)\}$/);
-      if (!named) throw new BundleError(`${where}: a default import (${line.trim()}) is not bundled: import names in braces`);
-      return `const { ${bindings(named[1], where).map(([from, to]) => (from === to ? to : `${from}: ${to}`)).join(', ')} } = ${id};`;
+      const dep = resolve(dirname(file), spec);
+      const id = ids.get(dep);
+      if (clause) {
+        const ns = clause.match(/^\*\s+as\s+([A-Za-z_$][\w$]*)$/);
+        const named = clause.match(/^\{([^}]*)\}$/);
+        if (ns) hoisted.push(`const ${ns[1]} = ${id};`);
+        else if (!named) throw new BundleError(`${where}: a default import (${line.trim()}) is not bundled: import names in braces`);
+        else {
+          const list = bindings(named[1], where);
+          for (const [from] of list) {
+            if (!exportsOf.get(dep).has(from)) {
+              throw new BundleError(`${where} imports '${from}' from ${name(dep)}, which does not export it as bundled (one name per export const, no destructuring)`);
+            }
+          }
+          hoisted.push(`const { ${list.map(([from, to]) => (from === to ? to : `${from}: ${to}`)).join(', ')} } = ${id};`);
+        }
+      }
+      return `/* ${line.trim().replace(/\*\//g, '* /')} */`;
     });
     if (/^import\b/m.test(text)) throw new BundleError(`${where}: an import form that is not bundled: ${text.match(/^import\b.*$/m)[0]}`);
+    const top = hoisted.length ? `${hoisted.join('\n')}\n` : '';
     if (file === resolve(entry)) {
       if (/^export\b/m.test(text)) throw new BundleError(`${where}: the entry module exports nothing (it runs as the worker)`);
-      parts.push(`// ---- ${where}\n${text}`);
+      parts.push(`// ---- ${where}\n${top}${text}`);
       continue;
     }
-    const exported = [];
+    const exported = [], names = new Set();
     text = text.replace(EXPORT_LIST, (_line, list) => {
-      for (const [local, as] of bindings(list, where)) exported.push(local === as ? local : `${as}: ${local}`);
+      for (const [local, as] of bindings(list, where)) {
+        if (new RegExp(`^(?:let|var)\\s[^;]*\\b${local.replace(/\$/g, '\\$')}\\b`, 'm').test(text)) {
+          throw new BundleError(`${where}: '${local}' is a let or var exported in a list (importers would not see it change)`);
+        }
+        exported.push(local === as ? local : `${as}: ${local}`);
+        names.add(as);
+      }
       return '';
     });
-    for (const m of text.matchAll(EXPORT_DECL)) exported.push(m[1]);
+    if (/^export\s+const\s*[{[]/m.test(text)) throw new BundleError(`${where}: an exported destructuring (export const { ... }) is not bundled`);
+    for (const m of text.matchAll(EXPORT_DECL)) {
+      exported.push(m[1]);
+      names.add(m[1]);
+    }
     text = text.replace(/^export\s+(?=(?:async\s+)?(?:function|class|const)\b)/gm, '');
     if (/^export\b/m.test(text)) throw new BundleError(`${where}: an export form that is not bundled: ${text.match(/^export\b.*$/m)[0]}`);
-    parts.push(`// ---- ${where}\nconst ${ids.get(file)} = (() => {\n${text}\nreturn { ${exported.join(', ')} };\n})();`);
+    const body = `${top}${text}`;
+    // what a module allows and a function body does not (top-level await above all) fails here,
+    // named, rather than in the browser: a class's static block reserves await as a function does not
+    try {
+      new Function(`class __Bundled { static {\n${body.replace(/\bimport\.meta\b/g, '__importMeta')}\n} }`); // eslint-disable-line no-new-func
+    } catch (e) {
+      throw new BundleError(`${where} does not run inside a function (top-level await?): ${e.message}`);
+    }
+    exportsOf.set(file, names);
+    parts.push(`// ---- ${where}\nconst ${ids.get(file)} = (() => {\n${body}\nreturn { ${exported.join(', ')} };\n})();`);
   }
   const head = `// Generated by web/bundle.mjs from ${order.map(name).join(', ')}: edit those, not this.\n`;
-  return { code: head + parts.join('\n'), files: order };
+  return { code: head + parts.join('\n'), files: order, stamps: order.map((f) => stamps.get(f)) };
 }
 
 /** `a, b as c` -> [['a', 'a'], ['b', 'c']] (imported or local name, then the name it goes by). */
@@ -104,14 +146,9 @@ function check(text, where, inRoot) {
     [/^export\s+default\b/m, 'a default export'],
     [/^export\s+(?:let|var)\b/m, 'an exported let or var (importers would not see it change)'],
     [/^export\s*(?:\*|\{[^}]*\})\s*from\b/m, 'a re-export (export ... from)'],
-    [/^(?:(?:const|let|var)\s+[^=\n]+=\s*)?await\b|^for\s+await\b/m, 'top-level await'],
     [/^import\s*\(/m, 'a dynamic import at the top level'],
   ];
-  for (const [re, what] of bad) {
-    if (re.test(text.replace(/^(?:\s|\/\/).*$/gm, '').replace(/^\s+\S.*$/gm, ''))) {
-      throw new BundleError(`${where}: ${what} is not bundled`);
-    }
-  }
+  for (const [re, what] of bad) if (re.test(text)) throw new BundleError(`${where}: ${what} is not bundled`);
   if (!inRoot && /\bimport\.meta\b/.test(text)) throw new BundleError(`${where} reads import.meta, which would name the bundle's folder instead of its own`);
 }
 
@@ -120,8 +157,7 @@ export function bundleCache(entry) {
   let last = null; // { code, files, stamps }
   return () => {
     if (last && last.files.every((f, i) => stamp(f) === last.stamps[i])) return last;
-    const { code, files } = bundleModule(entry);
-    last = { code, files, stamps: files.map(stamp) };
+    last = bundleModule(entry);
     return last;
   };
 }

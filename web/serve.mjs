@@ -9,8 +9,9 @@
 // Every file goes out with `Cache-Control: no-cache` and validators (ETag, Last-Modified): a
 // second visit asks about each file and gets a bodiless 304 while it is unchanged.
 // web/worker.bundle.js, the engine worker in one file, is not kept in web/: it is made here from
-// web/worker.js and its imports as they are (web/bundle.mjs), again whenever one of them changes;
-// a folder that holds the file (the static build) has it served as it is.
+// web/worker.js and its imports as they are (web/bundle.mjs), again whenever one of them changes,
+// in any folder that holds web/bundle.mjs (the repository), whatever file may lie under that
+// name; a folder without it (the static build) has its file served as it is.
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
@@ -48,6 +49,7 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
   };
   const bundle = bundleCache(join(root, 'web', 'worker.js'));
   const bundlePath = join('web', 'worker.bundle.js');
+  const makesBundle = (() => { try { return statSync(join(root, 'web', 'bundle.mjs')).isFile(); } catch { return false; } })();
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname === '/') {
@@ -64,7 +66,7 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
     } catch {
       stat = null;
     }
-    if (!stat && path === bundlePath) {
+    if (path === bundlePath && (makesBundle || !stat)) {
       serveBundle(req, res);
       return;
     }
