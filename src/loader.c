@@ -209,9 +209,18 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
     if ((rc = read_f32(L, t, &tmp))) return rc;
-    memset(dst, 0, size * sizeof(float));
-    for (size_t r = 0; r < n_rows; r++)
-        for (size_t c = 0; c < in_dim; c++) dst[LT_PACKED_AT(in_dim, c, r)] = tmp[(row0 + r) * in_dim + c];
+    /* panel by panel, input by input: the 16 output rows' weights for input c are the panel's
+     * 16 consecutive floats (rows past n_rows zeros); the rows are read in step, one float each */
+    const size_t panels = (n_rows + LT_PANEL - 1) / LT_PANEL;
+    for (size_t p = 0; p < panels; p++) {
+        const size_t r0 = p * LT_PANEL, live = n_rows - r0 < LT_PANEL ? n_rows - r0 : LT_PANEL;
+        const float *src = tmp + (row0 + r0) * in_dim;
+        float *o = dst + p * in_dim * LT_PANEL;
+        for (size_t c = 0; c < in_dim; c++, o += LT_PANEL) {
+            for (size_t k = 0; k < live; k++) o[k] = src[k * in_dim + c];
+            for (size_t k = live; k < LT_PANEL; k++) o[k] = 0.0f;
+        }
+    }
     free(tmp);
     return LT_OK;
 }

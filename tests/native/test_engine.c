@@ -570,8 +570,9 @@ static void test_overflow_regression(void) {
 
 /* The loader's layouts, element by element, for shapes the fixtures lack (widths under a panel,
  * row counts not a multiple of four): a Conv1D weight [rows, cols] packed into column panels
- * (LT_PACKED_AT, the last panel's missing columns zeros) and an [rows, cols] table by groups of
- * four rows (LT_ROWS4_AT, the missing rows zeros). The arena starts as NaN, so a value the
+ * (LT_PACKED_AT, the last panel's missing columns zeros), an nn.Linear weight's rows packed the
+ * same way (transposed), and an [rows, cols] table by groups of four rows (LT_ROWS4_AT, the
+ * missing rows zeros). The arena starts as NaN, so a value the
  * loader leaves unwritten shows. */
 static void test_loader_layouts(void) {
     int bad = 0, shapes = 0;
@@ -593,6 +594,37 @@ static void test_loader_layouts(void) {
                 free(w);
                 free(file);
                 continue;
+            }
+            /* an nn.Linear weight [out, in] = [rows, cols]: rows [row0, row0 + n) as the packed
+             * [cols, n] matrix that multiplies inputs (a fused QKV split into its parts) */
+            const size_t splits[3][2] = {{0, rows}, {rows / 3, rows - rows / 3}, {rows / 2, (rows + 3) / 4}};
+            for (int sp = 0; sp < 3; sp++) {
+                const size_t row0 = splits[sp][0], nr = splits[sp][1];
+                if (!nr || row0 + nr > rows) continue;
+                const size_t size = LT_PACKED_SIZE(cols, nr);
+                float *arena = malloc(size * sizeof *arena);
+                for (size_t k = 0; k < size; k++) arena[k] = NAN;
+                lt_loader L = {.st = &st, .next = arena};
+                lt_mat m;
+                int32_t rc = lt_take_linear_mat(&L, "w", rows, cols, row0, nr, &m);
+                shapes++;
+                size_t wrong = 0, finite = 0;
+                double sum = 0, want = 0;
+                for (size_t r = 0; r < nr; r++)
+                    for (size_t c = 0; c < cols; c++) {
+                        wrong += arena[LT_PACKED_AT(cols, c, r)] != w[(row0 + r) * cols + c];
+                        want += w[(row0 + r) * cols + c];
+                    }
+                for (size_t k = 0; k < size; k++) {
+                    finite += isfinite(arena[k]) != 0;
+                    sum += isfinite(arena[k]) ? arena[k] : 0;
+                }
+                if (rc || wrong || finite != size || sum != want || m.f != arena || !m.packed) {
+                    bad++;
+                    CHECK(0, "layouts %zu x %zu linear rows %zu + %zu: rc %d, %zu misplaced, %zu of %zu written",
+                          rows, cols, row0, nr, (int)rc, wrong, finite, size);
+                }
+                free(arena);
             }
             for (int pack = 0; pack <= 1; pack++) {
                 if (!pack && cols % 4) continue; /* tables by four rows need a width of whole fours */
