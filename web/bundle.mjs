@@ -8,15 +8,15 @@
 // It is not a general bundler. It takes the subset of modules this repository writes, and says
 // so when a module steps outside it:
 //   import { a, b as c } from './x.js';  import * as ns from './x.js';  import './x.js';
-//   export function f / async function f / function* f / class C / const a = ...;  export { a, b as c };
+//   export function f / async function f / function* f / class C / const a = ...; (one name each)
 // Each imported module becomes a function scope run once, in the order the imports reach it
 // (each before the first module that imports it), returning its exports; its imports become
 // destructurings of those, at its top (imports are hoisted); the entry module stays at the top
 // level. A name imported must be one the module exports as read here. What the subset leaves
-// out, and why it may: a default export, an exported let or var (in a declaration or a list: a
-// binding another module would see change), exported destructurings, re-exports
-// (`export ... from`), imports of packages (bare names), cycles, and top-level await (each
-// module is checked to parse as a function's body would). import.meta.url keeps its meaning
+// out, and why it may: a default export, an exported let or var (a binding another module would
+// see change), export lists, exported destructurings and declarations of several names,
+// re-exports (`export ... from`), imports of packages (bare names), cycles, and top-level await
+// (each module is checked to parse as a function's body would). import.meta.url keeps its meaning
 // because every module that reads it sits in the entry's folder, where the bundle goes.
 // Statements are read by line: an import or export is a line that starts with the word, so a
 // line inside a multi-line string or comment must not (the code here indents such lines).
@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 
 const IMPORT = /^import\s*(?:([^'"]*?)\s*from\s*)?(['"])([^'"]+)\2\s*;?[ \t]*(?:\/\/.*)?$/gm;
 const EXPORT_DECL = /^export\s+(?:async\s+)?(?:function\s*\*?|class|const)\s*([A-Za-z_$][\w$]*)/gm;
-const EXPORT_LIST = /^export\s*\{([^}]*)\}\s*;?[ \t]*$/gm;
+const EXPORT_LIST = /^export\s*\{/m;
 
 class BundleError extends Error {}
 
@@ -62,13 +62,14 @@ export function bundleModule(entry) {
   }
   visit(resolve(entry), null);
 
-  const ids = new Map(order.map((f, i) => [f, `__module${i}`]));
+  const ids = new Map(order.map((f, i) => [f, `__lanternModule${i}`]));
   const exportsOf = new Map(); // file -> Set of the names it exports (its imports are read after it)
   const parts = [];
   for (const file of order) {
     const where = name(file);
     let text = sources.get(file);
     check(text, where, dirname(file) === root);
+    if (/__lanternModule/.test(text)) throw new BundleError(`${where} names __lanternModule, which the bundle keeps for its modules`);
     // imports become destructurings of the modules run before, at the top (imports are hoisted)
     const hoisted = [];
     text = text.replace(IMPORT, (line, clause, _q, spec) => {
@@ -99,18 +100,12 @@ export function bundleModule(entry) {
       continue;
     }
     const exported = [], names = new Set();
-    text = text.replace(EXPORT_LIST, (_line, list) => {
-      for (const [local, as] of bindings(list, where)) {
-        if (new RegExp(`^(?:let|var)\\s[^;]*\\b${local.replace(/\$/g, '\\$')}\\b`, 'm').test(text)) {
-          throw new BundleError(`${where}: '${local}' is a let or var exported in a list (importers would not see it change)`);
-        }
-        exported.push(local === as ? local : `${as}: ${local}`);
-        names.add(as);
-      }
-      return '';
-    });
+    if (EXPORT_LIST.test(text)) throw new BundleError(`${where}: an export list (export { ... }) is not bundled: export the declaration itself`);
     if (/^export\s+const\s*[{[]/m.test(text)) throw new BundleError(`${where}: an exported destructuring (export const { ... }) is not bundled`);
     for (const m of text.matchAll(EXPORT_DECL)) {
+      if (/^export\s+const\b/.test(m[0]) && declarators(text, m.index + m[0].length) !== 1) {
+        throw new BundleError(`${where}: export const ${m[1]} declares more than one name, or has no ';' to end it: one name per export const`);
+      }
       exported.push(m[1]);
       names.add(m[1]);
     }
@@ -122,13 +117,55 @@ export function bundleModule(entry) {
     try {
       new Function(`class __Bundled { static {\n${body.replace(/\bimport\.meta\b/g, '__importMeta')}\n} }`); // eslint-disable-line no-new-func
     } catch (e) {
-      throw new BundleError(`${where} does not run inside a function (top-level await?): ${e.message}`);
+      throw new BundleError(`${where} does not parse as the body of a function (top-level await, or another form only a module takes): ${e.message}`);
     }
     exportsOf.set(file, names);
     parts.push(`// ---- ${where}\nconst ${ids.get(file)} = (() => {\n${body}\nreturn { ${exported.join(', ')} };\n})();`);
   }
   const head = `// Generated by web/bundle.mjs from ${order.map(name).join(', ')}: edit those, not this.\n`;
   return { code: head + parts.join('\n'), files: order, stamps: order.map((f) => stamps.get(f)) };
+}
+
+/** How many declarators the declaration whose first name ends at text[i] has (1 + the commas
+ * outside brackets, strings, templates, comments and regular expressions before its ';'), or 0
+ * when no ';' ends it. A reader of the subset, not of JavaScript: a regular expression is told
+ * from a division by the character before it. */
+function declarators(text, i) {
+  let depth = 0, count = 1, prev = '=';
+  const skipString = (q) => { for (i++; i < text.length && text[i] !== q; i++) if (text[i] === '\\') i++; };
+  const skipTemplate = () => {
+    for (i++; i < text.length && text[i] !== '`'; i++) {
+      if (text[i] === '\\') i++;
+      else if (text[i] === '$' && text[i + 1] === '{') {
+        let inner = 0;
+        for (i += 2; i < text.length; i++) {
+          const c = text[i];
+          if (c === '`') skipTemplate();
+          else if (c === "'" || c === '"') skipString(c);
+          else if (c === '{') inner++;
+          else if (c === '}' && inner-- === 0) break;
+        }
+      }
+    }
+  };
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c === "'" || c === '"') skipString(c);
+    else if (c === '`') skipTemplate();
+    else if (c === '/' && text[i + 1] === '/') { i = text.indexOf('\n', i); if (i < 0) return 0; continue; }
+    else if (c === '/' && text[i + 1] === '*') { i = text.indexOf('*/', i) + 1; if (i <= 0) return 0; continue; }
+    else if (c === '/' && /[(,=:[!&|?{};+\-*%<>~^]/.test(prev)) {
+      for (i++; i < text.length && text[i] !== '/'; i++) {
+        if (text[i] === '\\') i++;
+        else if (text[i] === '[') while (++i < text.length && text[i] !== ']') if (text[i] === '\\') i++;
+      }
+    } else if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (c === ',' && depth === 0) count++;
+    else if (c === ';' && depth === 0) return count;
+    if (!/\s/.test(c)) prev = c;
+  }
+  return 0;
 }
 
 /** `a, b as c` -> [['a', 'a'], ['b', 'c']] (imported or local name, then the name it goes by). */
