@@ -400,4 +400,28 @@ test('the sandbox is made after the first view (its fields are not in the page w
     release();
     await held.close();
   }
+  // embedded as a view made later (app.js awaits its modules before it loads the model): the
+  // failure is said, and the page is ready, not left loading
+  {
+    const ctx = await browser.newContext({ viewport: { width: 600, height: 500 } });
+    let release, fail;
+    const gate = new Promise((resolve) => { release = resolve; });
+    const failNow = new Promise((resolve) => { fail = resolve; });
+    await ctx.route(/\/web\/views\/positions\.js$/, async (r) => { await gate; await r.continue(); });
+    // the worker fails while app.js waits for those modules, its listener in place
+    await ctx.route(/\/web\/worker\.bundle\.js(\?.*)?$/, async (r) => { await failNow; await r.fulfill({ status: 500, body: 'no' }); });
+    const p = await ctx.newPage();
+    await p.goto(`${origin}/web/?model=austen&lang=en&embed=1&view=steps`, { waitUntil: 'commit' });
+    await p.waitForFunction(() => !document.getElementById('boot'), null, { timeout: 10000 });
+    fail();
+    await p.waitForTimeout(1000);
+    release();
+    // (the state once the page has gone on past its modules, not a moment on the way)
+    await p.waitForFunction(() => globalThis.lanternEarly && document.getElementById('steps-query')?.options.length >= 0 && document.readyState === 'complete', null, { timeout: 10000 });
+    await p.waitForTimeout(1000);
+    const end = await p.evaluate(() => ({ ready: document.body.dataset.ready, error: document.getElementById('error').textContent }));
+    assert.equal(end.ready, 'true', `embedded: the page left loading (${JSON.stringify(end)})`);
+    assert.match(end.error, /engine could not start/);
+    await ctx.close();
+  }
 });

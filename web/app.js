@@ -80,16 +80,20 @@ const early = globalThis.lanternEarly;
 if (early && early.url !== workerUrl.href) early.worker.terminate();
 const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerUrl, { type: 'module' });
 // a worker whose script does not load or run (worker.bundle.js missing, a server that cannot make
-// it, a module that throws as it runs) sends no message: the page says so rather than waiting.
-// (Once it has spoken, its failures come as messages about what was asked.)
-let workerFailed = false, workerSpoke = false;
-function onWorkerFailed(message) {
-  if (workerFailed || workerSpoke) return;
-  workerFailed = true;
-  onError({ code: 'worker-failed', args: {}, message: `the engine worker did not start (${message})`, during: 'worker' });
+// it, a module that throws as it runs) sends no message: the page says so rather than waiting,
+// once it has started (below) and after each load asked of it since. (Once the worker has spoken,
+// its failures come as messages about what was asked.)
+let workerDown = null, workerSpoke = false, started = false;
+function reportIfWorkerDown() {
+  if (workerDown == null || !started) return;
+  onError({ code: 'worker-failed', args: {}, message: `the engine worker did not start (${workerDown})`, during: 'worker' });
 }
 worker.addEventListener('message', () => { workerSpoke = true; }, { once: true });
-worker.addEventListener('error', (e) => onWorkerFailed(e.message || 'error'));
+worker.addEventListener('error', (e) => {
+  if (workerSpoke || workerDown != null) return;
+  workerDown = e.message || 'error';
+  reportIfWorkerDown();
+});
 
 let deferred = [];      // what waits for the first view (whenShown, below)
 let info = null;        // the loaded model's description
@@ -608,6 +612,7 @@ function loadModel(model) {
   $('progress').value = 0;
   $('progress-text').textContent = '';
   client.load(new URL(model.base, location.href).href, model.id, { files: model.files });
+  reportIfWorkerDown();
 }
 
 // ---------------------------------------------------------------- a model by URL
@@ -632,6 +637,7 @@ function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } 
   $('progress').value = 0;
   $('progress-text').textContent = '';
   client.load(base, modelUrlName(base), { origin: 'url', askAbove: askAbove(), confirmed, precision });
+  reportIfWorkerDown();
 }
 
 /** A load by URL failed, or waits for a yes to a large download: the model before it stays.
@@ -850,6 +856,7 @@ async function openFiles(fileList) {
   }
   pendingFilesName = S.model === 'files' && S.filesName ? S.filesName : folder || Object.keys(files).join(', ');
   client.loadFiles(files, pendingFilesName);
+  reportIfWorkerDown();
 }
 $('files').addEventListener('change', () => openFiles($('files').files));
 $('open-anyway').addEventListener('click', () => {
@@ -1018,5 +1025,7 @@ if (S.model === 'files') {
   if (S.prompt == null) store.set({ prompt: model.prompt });
   loadModel(model);
 }
-// the worker index.html started may have failed before this module listened
-if (early?.failed != null && worker === early.worker) onWorkerFailed(early.failed);
+// started: a worker that failed meanwhile, or before this module listened (index.html's), is said
+started = true;
+if (worker === early?.worker) workerDown ??= early.failed;
+reportIfWorkerDown();

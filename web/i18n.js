@@ -169,7 +169,7 @@ export const STRINGS = {
     unknownNotice: (n, unk) => `${n} ${n === 1 ? 'character is' : 'characters are'} not in the model's vocabulary: ${n === 1 ? 'it is' : 'they are'} read as ${unk} (marked with a dashed red border), so the model does not see ${n === 1 ? 'it' : 'them'}.`,
     errors: {
       'too-long': ({ n, max }) => `${n} tokens do not fit in the model's ${max}-token context: shorten the prompt.`,
-      'worker-failed': () => 'The engine could not start: its worker (worker.bundle.js) did not load or run. Serve the page with `make serve`, or use the folder `make dist` writes.',
+      'worker-failed': () => 'The engine could not start: its worker (worker.bundle.js) did not load, or stopped as it started (the browser\'s console says which). The page needs `make serve`, or the folder `make dist` writes, to serve that file.',
       'source-too-long': ({ n, max }) => `The source has ${n} tokens, more than the model's maximum length of ${max}: shorten it.`,
       'target-too-long': ({ max }) => `The translation reached the model's maximum length of ${max} tokens.`,
       empty: () => 'Type some text: the prompt has no tokens yet.',
@@ -777,7 +777,7 @@ export const STRINGS = {
     unknownNotice: (n, unk) => `有 ${n} 个字符不在模型的词表中：它们被读作 ${unk}（红色虚线框标出），模型看不到它们本身。`,
     errors: {
       'too-long': ({ n, max }) => `${n} 个词元超出了模型 ${max} 个词元的上下文：请缩短提示词。`,
-      'worker-failed': () => '引擎无法启动：它的 worker（worker.bundle.js）没有加载或运行。请用 `make serve` 提供本页，或使用 `make dist` 生成的文件夹。',
+      'worker-failed': () => '引擎无法启动：它的 worker（worker.bundle.js）没有加载，或在启动时停止（浏览器的控制台会说明原因）。本页需要用 `make serve` 提供，或使用 `make dist` 生成的文件夹来提供这个文件。',
       'source-too-long': ({ n, max }) => `源句子有 ${n} 个词元，超过模型的最大长度 ${max}：请缩短。`,
       'target-too-long': ({ max }) => `译文已达到模型的最大长度 ${max} 个词元。`,
       empty: () => '请输入一些文字：提示词还没有词元。',
