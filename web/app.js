@@ -79,21 +79,6 @@ if (S.engine) workerUrl.searchParams.set('engine', S.engine);
 const early = globalThis.lanternEarly;
 if (early && early.url !== workerUrl.href) early.worker.terminate();
 const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerUrl, { type: 'module' });
-// a worker whose script does not load or run (worker.bundle.js missing, a server that cannot make
-// it, a module that throws as it runs) sends no message: the page says so rather than waiting,
-// once it has started (below) and after each load asked of it since. (Once the worker has spoken,
-// its failures come as messages about what was asked.)
-let workerDown = null, workerSpoke = false, started = false;
-function reportIfWorkerDown() {
-  if (workerDown == null || !started) return;
-  onError({ code: 'worker-failed', args: {}, message: `the engine worker did not start (${workerDown})`, during: 'worker' });
-}
-worker.addEventListener('message', () => { workerSpoke = true; }, { once: true });
-worker.addEventListener('error', (e) => {
-  if (workerSpoke || workerDown != null) return;
-  workerDown = e.message || 'error';
-  reportIfWorkerDown();
-});
 
 let deferred = [];      // what waits for the first view (whenShown, below)
 let info = null;        // the loaded model's description
@@ -603,7 +588,7 @@ const client = createClient(worker, {
     $('progress-text').textContent = t('progress', d.loaded, d.total) + (d.cached ? ` · ${t('fromCache')}` : '');
   },
   stored: () => showCache(),
-});
+}, { failed: worker === early?.worker ? early.failed : null }); // (index.html's worker may have failed before this listened)
 
 function loadModel(model) {
   info = null;
@@ -612,7 +597,6 @@ function loadModel(model) {
   $('progress').value = 0;
   $('progress-text').textContent = '';
   client.load(new URL(model.base, location.href).href, model.id, { files: model.files });
-  reportIfWorkerDown();
 }
 
 // ---------------------------------------------------------------- a model by URL
@@ -637,7 +621,6 @@ function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } 
   $('progress').value = 0;
   $('progress-text').textContent = '';
   client.load(base, modelUrlName(base), { origin: 'url', askAbove: askAbove(), confirmed, precision });
-  reportIfWorkerDown();
 }
 
 /** A load by URL failed, or waits for a yes to a large download: the model before it stays.
@@ -856,7 +839,6 @@ async function openFiles(fileList) {
   }
   pendingFilesName = S.model === 'files' && S.filesName ? S.filesName : folder || Object.keys(files).join(', ');
   client.loadFiles(files, pendingFilesName);
-  reportIfWorkerDown();
 }
 $('files').addEventListener('change', () => openFiles($('files').files));
 $('open-anyway').addEventListener('click', () => {
@@ -1025,7 +1007,3 @@ if (S.model === 'files') {
   if (S.prompt == null) store.set({ prompt: model.prompt });
   loadModel(model);
 }
-// started: a worker that failed meanwhile, or before this module listened (index.html's), is said
-started = true;
-if (worker === early?.worker) workerDown ??= early.failed;
-reportIfWorkerDown();

@@ -2,10 +2,31 @@
 // while one is being answered, newer ones replace each other, so the worker only ever works on
 // the newest (typing fast costs one pass, not one per key). While a generation runs, view
 // requests only tell the worker what to look at, and a stop ends it between two tokens.
-export function createClient(worker, handlers) {
+//
+// A worker whose script does not load or run (worker.bundle.js missing, a server that cannot make
+// it, a module that throws as it runs) sends no message, only an `error` event: that failure is
+// said (handlers.error, code 'worker-failed') when it comes, and again for each load asked after.
+// `failed`: such a failure seen before this client listened (index.html's), said once the code
+// creating the client has run, unless a load said it meanwhile. Once the worker has spoken, its
+// failures come as messages about what was asked.
+export function createClient(worker, handlers, { failed = null } = {}) {
   let next = 0, inFlight = null, pending = null, generating = false;
   let epoch = 0; // the id of the last load: answers to older requests belong to another model
   const waiting = new Map(); // id -> { resolve, reject }: requests answered once (tensors)
+  let down = failed, spoke = false;
+  const sayDown = () => handlers.error({ type: 'error', code: 'worker-failed', args: {}, message: `the engine worker did not start (${down})`, during: 'worker' });
+  worker.addEventListener('message', () => { spoke = true; }, { once: true });
+  worker.addEventListener('error', (e) => {
+    if (spoke || down != null) return;
+    down = e.message || 'error';
+    sayDown();
+  });
+  if (down != null) queueMicrotask(() => { if (!epoch) sayDown(); });
+  /** A load was just asked: said at once if the worker is down. */
+  const loading = (id) => {
+    epoch = id;
+    if (down != null) sayDown();
+  };
 
   function post(msg) {
     msg.id = ++next;
@@ -66,14 +87,14 @@ export function createClient(worker, handlers) {
     },
     stop() { if (generating) worker.postMessage({ type: 'stop' }); },
     /** options: origin, cache, askAbove, confirmed, precision (see load in worker.js) */
-    load(base, name, options = {}) { pending = null; inFlight = null; epoch = post({ type: 'load', base, name, ...options }); },
+    load(base, name, options = {}) { pending = null; inFlight = null; loading(post({ type: 'load', base, name, ...options })); },
     /** The tensors of the state shown (see tensorsOf in worker.js): a promise of the answer. */
     tensors(msg) {
       return new Promise((resolve, reject) => waiting.set(post({ ...msg, type: 'tensors' }), { resolve, reject }));
     },
-    loadFiles(files, name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files, name, transfer: Object.values(files) }); },
+    loadFiles(files, name) { pending = null; inFlight = null; loading(post({ type: 'load-files', files, name, transfer: Object.values(files) })); },
     /** Open the files the worker just refused for unused tensors, ignoring those tensors. */
-    openAnyway(name) { pending = null; inFlight = null; epoch = post({ type: 'load-files', files: null, name, allowUnused: true }); },
+    openAnyway(name) { pending = null; inFlight = null; loading(post({ type: 'load-files', files: null, name, allowUnused: true })); },
     get generating() { return generating; },
     /** Whether a view is asked for and not yet answered. */
     get busy() { return inFlight != null || pending != null; },
