@@ -168,11 +168,11 @@ function declarators(text, i) {
   return 0;
 }
 
-/** `a, b as c` -> [['a', 'a'], ['b', 'c']] (imported or local name, then the name it goes by). */
+/** `a, b as c` -> [['a', 'a'], ['b', 'c']] (the imported name, then the name it goes by). */
 function bindings(list, where) {
   return list.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
     const m = s.match(/^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/);
-    if (!m) throw new BundleError(`${where}: cannot read '${s}' in an import or export list`);
+    if (!m) throw new BundleError(`${where}: cannot read '${s}' in an import list`);
     return [m[1], m[2] ?? m[1]];
   });
 }

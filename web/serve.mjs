@@ -83,24 +83,28 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
     // whole seconds, as HTTP dates have them, cut down from mtimeMs: stat.mtime is mtimeMs rounded
     // to the millisecond, so a file written at x.9998 s would be dated a second late
     const modified = Math.floor(stat.mtimeMs / 1000) * 1000;
+    const type = TYPES[extname(path)] ?? 'application/octet-stream';
+    // read in pieces of 1 MB, not the default 64 KB: a shipped model's weights go out in three
+    // turns of the event loop rather than forty, which counts when the machine is busy
+    reply(req, res, { etag, modified, type, length: stat.size },
+      () => createReadStream(join(root, path), { highWaterMark: 1 << 20 }).pipe(res));
+  });
+  /** An answer with validators: a bodiless 304 while the browser's copy is current, else a 200
+   * whose body send() writes (none for HEAD). modified null: no Last-Modified. */
+  function reply(req, res, { etag, modified = null, type, length }, send) {
     const headers = {
-      'Cache-Control': 'no-cache', ETag: etag, 'Last-Modified': new Date(modified).toUTCString(), ...isolation,
+      'Cache-Control': 'no-cache', ETag: etag,
+      ...(modified != null ? { 'Last-Modified': new Date(modified).toUTCString() } : {}), ...isolation,
     };
-    if (notModified(req.headers, etag, modified)) {
+    if (notModified(req.headers, etag, modified ?? Infinity)) {
       res.writeHead(304, headers);
       res.end();
       return;
     }
-    res.writeHead(200, {
-      'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream',
-      'Content-Length': stat.size,
-      ...headers,
-    });
-    // read in pieces of 1 MB, not the default 64 KB: a shipped model's weights go out in three
-    // turns of the event loop rather than forty, which counts when the machine is busy
+    res.writeHead(200, { 'Content-Type': type, 'Content-Length': length, ...headers });
     if (req.method === 'HEAD') res.end();
-    else createReadStream(join(root, path), { highWaterMark: 1 << 20 }).pipe(res);
-  });
+    else send();
+  }
   /** The worker's bundle, made from its modules (a 500 that names what cannot be bundled). */
   function serveBundle(req, res) {
     let made;
@@ -111,16 +115,10 @@ export function serve(port = 8000, host = '127.0.0.1', { isolated = true, root =
       res.end(`lantern: cannot bundle web/worker.js: ${e.message}\n`);
       return;
     }
-    made.etag ??= `"${createHash('sha256').update(made.code).digest('base64url').slice(0, 27)}"`;
-    const headers = { 'Cache-Control': 'no-cache', ETag: made.etag, ...isolation };
-    if (notModified(req.headers, made.etag, Infinity)) {
-      res.writeHead(304, headers);
-      res.end();
-      return;
-    }
-    const body = Buffer.from(made.code);
-    res.writeHead(200, { 'Content-Type': TYPES['.js'], 'Content-Length': body.length, ...headers });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    // its bytes and their tag once per bundle made, not per request
+    made.body ??= Buffer.from(made.code);
+    made.etag ??= `"${createHash('sha256').update(made.body).digest('base64url').slice(0, 27)}"`;
+    reply(req, res, { etag: made.etag, type: TYPES['.js'], length: made.body.length }, () => res.end(made.body));
   }
 
   return new Promise((resolve, reject) => {
