@@ -7,16 +7,19 @@
 // generated lives in build/bench/ (outside git) and is reused while it exists.
 // Run with `node --no-liftoff` (make bench does): V8's baseline tier would otherwise time itself.
 // The engines compared on a model run interleaved, run by run: this machine's speed drifts.
+// Two missed targets carry the most this machine allows, measured in the same run: the shipped
+// models' decode (a step's bytes at the rate this machine reads that many, again and again) and
+// the 1024-token prefill (its multiply-adds at the multiply-add ceiling).
 // Last, #18 item 6: 'auto' against the single-thread and threaded builds on the shipped models,
 // with and without a competing process on the other core (BENCH_PART=busy runs only that).
 import { existsSync, readFileSync, mkdirSync, statSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
-import { createLantern } from '../../web/lantern.js';
+import { createLantern, stepWork } from '../../web/lantern.js';
 import * as helpers from '../helpers.mjs';
 import { ROOT, BENCH, PYTHON, SHIPPED, ensureRandomGpt2Small, ensureRandomSmolLM2, cacheShape } from './models.mjs';
-import { printTargets, status, LONG_PREFILL, BUSY_AUTO } from './targets.mjs';
+import { printTargets, status, TARGETS, LONG_PREFILL, BUSY_AUTO } from './targets.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LONG_RUNS = 3; // the 1024-token prefill
@@ -194,8 +197,10 @@ async function ortRunner(m, n, steps) {
   };
 }
 
-/** Kernel and ceiling figures from build/bench_kernels.wasm (the engine's kernels). */
-async function kernels(shapes) {
+/** Kernel and ceiling figures from build/bench_kernels.wasm (the engine's kernels); `sizes`: byte
+ * counts whose read rate is measured as a decode step reads its weights, the same bytes again and
+ * again (out.reads[i], GB/s). */
+async function kernels(shapes, sizes = []) {
   const { instance } = await WebAssembly.instantiate(readFileSync(`${ROOT}build/bench_kernels.wasm`), {
     env: { emscripten_notify_memory_growth() {} },
     wasi_snapshot_preview1: new Proxy({}, { get: () => () => 0 }),
@@ -213,6 +218,18 @@ async function kernels(shapes) {
   new Float32Array(k.memory.buffer, buf, bytes / 4).fill(1);
   const read = await timeRuns(() => k.bench_read(buf, bytes, 1));
   out.read = bytes / (read.min / 1000) / 1e9;
+  k.free(buf);
+  // the same read over a buffer of each size, cycled (at least 64 MB read per run): where it fits
+  // in a cache, the rate of that cache (L3 here: 29 GB/s, one stream or eight alike)
+  out.reads = [];
+  for (const size of sizes) {
+    const n = Math.ceil(size / 64) * 64, reps = Math.max(1, Math.round((64 << 20) / n));
+    const at = k.bench_alloc(n) >>> 0;
+    new Float32Array(k.memory.buffer, at, n / 4).fill(1);
+    const t = await timeRuns(() => k.bench_read(at, n, reps));
+    out.reads.push((n * reps) / (t.min / 1000) / 1e9);
+    k.free(at);
+  }
   out.matmul = [];
   for (const [din, dout] of shapes) {
     for (const M of [1, PREFILL]) {
@@ -409,7 +426,7 @@ for (const m of models) {
     const mine = { prefill: prefill[i], decode: decode[i], n: r.prompt.length, steps: r.steps, memory: r.memory,
       ...(i === 0 ? cost : { capture: null, captureNoLogits: null }) };
     const name = engines[i].label ? `${m.name}, ${engines[i].label}` : m.name;
-    rows.push({ m: { ...m, name }, mine, theirs });
+    rows.push({ m: { ...m, name }, mine, theirs, strict: i === 0 });
     const tps = (t) => mine.steps / (t / 1000);
     console.log(`${pad(name, 34)} (${mine.memory}) prefill ${mine.n} tokens: lantern ${num(mine.prefill.min)} / ${num(mine.prefill.median)} ms, ` +
       `onnxruntime-web ${num(theirs.prefill.min)} / ${num(theirs.prefill.median)} ms (x${num(theirs.prefill.median / mine.prefill.median, 2)}); ` +
@@ -420,6 +437,23 @@ for (const m of models) {
   await theirsRunner.free();
 }
 
+/** The bytes one decode step of a row's model reads at the least, if the row's weights are f32 and
+ * the model is GPT-2's kind (else null): every weight matrix (stepWork's multiply-adds, one
+ * weight each) and the keys and values cached, at the timed decode's mean length. */
+function stepBytes({ m, mine }) {
+  if (mine.memory !== 'F32') return null;
+  const config = JSON.parse(readFileSync(`${m.dir}config.json`, 'utf8'));
+  if (config.model_type !== 'gpt2') return null;
+  const weights = 4 * stepWork(config);
+  const cache = 4 * 2 * config.n_layer * config.n_embd * (mine.n + (mine.steps + 1) / 2);
+  return { weights, cache, total: weights + cache };
+}
+// the rows a decode target names among the shipped models' (strict, one thread): their steps'
+// bytes fit in L3, whose rate bounds the step
+const floorRows = rows.filter((r) => r.m.shipped && r.strict && TARGETS.some((t) => t.row === r.m.name && t.key === 'decode'))
+  .map((r) => ({ r, bytes: stepBytes(r) })).filter((f) => f.bytes);
+
+let floors = new Map(); // decodeFloors(), once the kernels' figures are in
 function printTable() {
   console.log('\n| model (lantern\'s weights in memory) | prompt | lantern prefill (ms) | onnxruntime-web prefill (ms) | prefill speed-up | lantern decode (tokens/s) | onnxruntime-web decode (tokens/s) | decode speed-up |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
@@ -429,13 +463,44 @@ function printTable() {
       `${num(tps(mine.decode))} | ${num(tps(theirs.decode))} | ${num(tps(mine.decode) / tps(theirs.decode), 2)} |`);
   }
   printTargets(rows.map(({ m, mine, theirs }) => ({ name: m.name, prefill: theirs.prefill.median / mine.prefill.median,
-    decode: theirs.decode.median / mine.decode.median })));
+    decode: theirs.decode.median / mine.decode.median, decodeBound: floors.get(m.name)?.bound })));
+}
+
+/** Each floor row's least step time: its bytes at the rate measured for that many (k.reads), and
+ * what that allows against onnxruntime-web's decode in this run. */
+function decodeFloors(reads) {
+  const out = new Map();
+  floorRows.forEach(({ r, bytes }, i) => {
+    const seconds = bytes.total / (reads[i] * 1e9);
+    const theirs = r.mine.steps / (r.theirs.decode.median / 1000), mine = r.mine.steps / (r.mine.decode.median / 1000);
+    out.set(r.m.name, { bytes, rate: reads[i], seconds, most: 1 / seconds, theirs, mine, bound: 1 / seconds / theirs });
+  });
+  return out;
+}
+
+/** The decode floors' lines (nothing without any). */
+function printFloors() {
+  if (!floors.size) return;
+  console.log('\ndecode floors, one thread: a step reads each weight matrix (f32) and the cached keys and values at least once; ' +
+    'this machine reads that many bytes, again and again as decode does, at the rate measured here:');
+  for (const [name, f] of floors) {
+    const mb = (x) => num(x / 1e6, 2);
+    console.log(`  ${name}: ${mb(f.bytes.total)} MB a step (weights ${mb(f.bytes.weights)}, cache ${mb(f.bytes.cache)} at the mean length) ` +
+      `at ${num(f.rate)} GB/s: at least ${Math.round(f.seconds * 1e6)} us, at most ${num(f.most, 0)} tokens/s = ${num(f.bound, 2)} times ` +
+      `onnxruntime-web's ${num(f.theirs, 0)} in this run; lantern ${num(f.mine, 0)} tokens/s (${num(100 * f.mine / f.most, 0)}% of that bound)`);
+  }
 }
 
 if (FILTER) {
+  if (floorRows.length) floors = decodeFloors((await kernels([], floorRows.map((f) => f.bytes.total))).reads);
   printTable();
+  printFloors();
   process.exit(0);
 }
+
+// the ceilings first: the long prompt's line below weighs its figure against them
+const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
+const k = await kernels(gpt2, floorRows.map((f) => f.bytes.total));
 
 // a long prompt, where attention (quadratic in the length) weighs: the whole context of GPT-2
 // small, three timed runs each, interleaved, after a warm-up (a run takes seconds; one run each
@@ -463,11 +528,16 @@ if (FILTER) {
   console.log(`\n${m.name}, prefill of ${n} tokens (the whole context): lantern ${num(mine.min)} ms, ` +
     `onnxruntime-web ${num(theirs.min)} ms (x${num(theirs.min / mine.min, 2)})` +
     (fma ? `; lantern's relaxed-SIMD build ${num(fma.min)} ms (x${num(theirs.min / fma.min, 2)})` : ''));
-  console.log(`  ${LONG_PREFILL.issue} ${LONG_PREFILL.what}: ${status(theirs.min / mine.min, LONG_PREFILL.min)}`);
+  // the least time its multiply-adds take at the multiply-add ceiling (two flops each): every
+  // weight matrix for each position (the unembedding for the last alone) and attention's scores
+  // and weighted values over the keys each position sees
+  const d = cfg.n_embd, unembed = d * cfg.vocab_size;
+  const macs = n * (stepWork(cfg) - unembed) + unembed + 2 * cfg.n_layer * d * (n * (n + 1)) / 2;
+  const least = (2 * macs) / (k.madd * 1e9) * 1000;
+  console.log(`  ${LONG_PREFILL.issue} ${LONG_PREFILL.what}: ${status(theirs.min / mine.min, LONG_PREFILL.min)}; ` +
+    `at most ${num(theirs.min / least, 2)} on this machine (its ${num(macs / 1e9, 1)} G multiply-adds at the multiply-add ceiling: ${num(least)} ms)`);
 }
 
-const gpt2 = [[768, 2304], [768, 768], [768, 3072], [3072, 768]];
-const k = await kernels(gpt2);
 console.log(`\nmachine ceilings (wasm SIMD128, one thread): multiply-add ${num(k.madd)} GFLOP/s, streaming read ${num(k.read)} GB/s`);
 console.log('matmul at GPT-2 small shapes (d_in x d_out, M rows):');
 for (const r of k.matmul) {
@@ -481,7 +551,9 @@ const weightBytes = statSync(`${big.m.dir}model.safetensors`).size;
 const decodeGBs = (weightBytes / 1e9) * (big.mine.steps / (big.mine.decode.median / 1000));
 const m128 = k.matmul.filter((r) => r.M === PREFILL);
 const m128mean = m128.reduce((s, r) => s + r.gflops, 0) / m128.length;
+floors = decodeFloors(k.reads);
 printTable();
+printFloors();
 console.log(`\nGPT-2 small shape: matmul at M=128 averages ${num(m128mean)} GFLOP/s = ${num(100 * m128mean / k.madd)}% of the multiply-add ceiling; ` +
   `fp32 decode streams ${num(decodeGBs)} GB/s of weights = ${num(100 * decodeGBs / k.read)}% of the streaming-read ceiling.`);
 if (rows.some((r) => r.mine.capture != null)) {

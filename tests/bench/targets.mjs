@@ -50,6 +50,8 @@ export function printTargets(rows) {
   console.log('\ntargets (lantern\'s strict build, one thread):');
   for (const t of hit) {
     const r = rows.find((x) => x.name === t.row);
-    console.log(`  ${t.issue} ${t.what}: ${status(r[t.key], t.min)}`);
+    const bound = r[`${t.key}Bound`];
+    console.log(`  ${t.issue} ${t.what}: ${status(r[t.key], t.min)}` +
+      (bound != null ? `; at most ${bound.toFixed(2)} on this machine (the step's bytes at its measured cache rate)` : ''));
   }
 }
