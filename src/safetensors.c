@@ -241,16 +241,8 @@ void lt_st_to_f32(float *dst, const lt_st_tensor *t) {
         }
 #endif
         break;
-    case LT_DT_F16:
-        for (size_t i = 0; i < t->numel; i++)
-            dst[i] = lt_half_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8), LT_H_F16);
-        break;
-    case LT_DT_BF16:
-        for (size_t i = 0; i < t->numel; i++) {
-            uint32_t b = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
-            memcpy(&dst[i], &b, 4);
-        }
-        break;
+    case LT_DT_F16: lt_k_halves_to_f32(dst, p, t->numel, LT_H_F16); break;
+    case LT_DT_BF16: lt_k_halves_to_f32(dst, p, t->numel, LT_H_BF16); break;
     case LT_DT_OTHER: break; /* callers check the dtype first */
     }
 }

@@ -5,6 +5,7 @@
 #ifndef LT_KERNELS_H
 #define LT_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* out[n, d_out] = in[n, d_in] @ w[d_in, d_out] + bias[d_out] (bias may be NULL).
@@ -23,6 +24,10 @@ void lt_matmul_nt_ref(float *out, const float *in, const float *w, int32_t n, in
 typedef enum { LT_H_F16, LT_H_BF16 } lt_half_kind;
 
 float lt_half_to_f32(uint16_t h, lt_half_kind kind);
+/* dst[i] = lt_half_to_f32 of the n little-endian 16-bit values at src (any alignment): a file's
+ * 16-bit tensor widened to f32 at load, every value as lt_half_to_f32 gives it, bit for bit
+ * (infinities and NaN too). */
+void lt_halves_to_f32_ref(float *dst, const uint8_t *src, size_t n, lt_half_kind kind);
 
 /* Packed weights: a [d_in, d_out] matrix repacked at load into column panels of LT_PANEL
  * columns, each panel contiguous, [ceil(d_out / LT_PANEL)][d_in][LT_PANEL] (the last panel padded
@@ -188,6 +193,9 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
                             int32_t n, int32_t d_in, int32_t d_out, int32_t j0, int32_t j1, int16_t *xq, float *xs);
 #define lt_k_matmul_packed lt_matmul_packed_simd
 #define lt_k_matmul_packed_h lt_matmul_packed_h_simd
+/* lt_halves_to_f32_ref, eight values at a time (the same numbers bit for bit) */
+void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kind kind);
+#define lt_k_halves_to_f32 lt_halves_to_f32_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
 #else
 #define lt_k_matmul_nt lt_matmul_nt_ref
@@ -197,6 +205,7 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
     ((void)(kv), lt_attention_ref(out, scores, pattern, q, k, v, d, scratch))
 #define lt_k_q8_matmul lt_q8_matmul_ref
 #define lt_k_matmul_packed lt_matmul_packed_ref
+#define lt_k_halves_to_f32 lt_halves_to_f32_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
     ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
 #define lt_k_matmul_nt_h(out, in, w, kind, n, d_in, d_out, scratch) \

@@ -64,6 +64,10 @@ float lt_half_to_f32(uint16_t h, lt_half_kind kind) {
     return f;
 }
 
+void lt_halves_to_f32_ref(float *dst, const uint8_t *src, size_t n, lt_half_kind kind) {
+    for (size_t i = 0; i < n; i++) dst[i] = lt_half_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8), kind);
+}
+
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out) {
     for (int32_t t = 0; t < n; t++) {

@@ -347,6 +347,32 @@ static void widen_block(float *dst, const uint16_t *src, size_t count, lt_half_k
     for (; i < count; i++) dst[i] = lt_half_to_f32(src[i], kind);
 }
 
+static inline __attribute__((always_inline)) void halves_to_f32(float *dst, const uint8_t *src, size_t n,
+                                                                 lt_half_kind kind) {
+    const v128_t exp_bits = wasm_i16x8_splat(0x7C00);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const v128_t h = wasm_v128_load(src + 2 * i); /* wasm is little-endian, as the file is */
+        /* an IEEE half with every exponent bit set (infinity, NaN) is not a scaled value: these
+         * eight one at a time, as the reference widens them */
+        if (kind == LT_H_F16 && wasm_v128_any_true(wasm_i16x8_eq(wasm_v128_and(h, exp_bits), exp_bits))) {
+            lt_halves_to_f32_ref(dst + i, src + 2 * i, 8, kind);
+            continue;
+        }
+        v128_t lo, hi;
+        halves_bits(h, kind, &lo, &hi);
+        wasm_v128_store(dst + i, rebias(lo, kind, false));
+        wasm_v128_store(dst + i + 4, rebias(hi, kind, false));
+    }
+    lt_halves_to_f32_ref(dst + i, src + 2 * i, n - i, kind);
+}
+
+void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kind kind) {
+    /* each call with a constant kind, so that the inlined loop has no test of it */
+    if (kind == LT_H_BF16) halves_to_f32(dst, src, n, LT_H_BF16);
+    else halves_to_f32(dst, src, n, LT_H_F16);
+}
+
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
 static bool f16_scalable(const float *x, int32_t n) {
     const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);
