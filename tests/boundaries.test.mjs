@@ -136,6 +136,19 @@ test('a config.json with a repeated key is refused, whichever value would win', 
   L.loadModel({ ...fixture, config: bigText }).free();
   refuses(() => L.loadModel({ ...fixture, config: bigText.slice(0, -1) + ',"k4321":0}' }), /the key "k4321" appears twice/);
   refuses(() => L.loadTokenizer({ vocab: '{"a": 0, "b": 1, "a": 2}' }), /vocab\.json: the key "a" appears twice/);
+  // names made to collide in src/json.c's table (FNV-1a, the same low 11 bits: one cluster of
+  // 600 in its 2048 slots) take it past its probe budget, to the sort: a repeat is still found
+  // wherever it is, and none is made up
+  const fnv = (name) => { let h = 2166136261; for (const b of Buffer.from(name)) h = Math.imul(h ^ b, 16777619) >>> 0; return h; };
+  const colliding = [];
+  for (let i = 0; colliding.length < 600; i++) if ((fnv(`c${i}`) & 2047) === 77) colliding.push(`c${i}`);
+  const withNames = (names) => `${JSON.stringify(config).slice(0, -1)},${names.map((n, i) => `"${n}":${i}`).join(',')}}`;
+  L.loadModel({ ...fixture, config: withNames(colliding) }).free();
+  refuses(() => L.loadModel({ ...fixture, config: withNames([...colliding, colliding[300]]) }),
+    new RegExp(`the key "${colliding[300]}" appears twice`));
+  // the first repeated pair, in the file's order, named (here before the budget is spent)
+  refuses(() => L.loadModel({ ...fixture, config: withNames([...colliding.slice(0, 10), colliding[3], ...colliding.slice(10), colliding[500]]) }),
+    new RegExp(`the key "${colliding[3]}" appears twice`));
   // a key is its whole name: "n_layer\u0000x" is not "n_layer"
   const { n_layer: _, ...rest } = config;
   refuses(() => L.loadModel({ ...fixture, config: JSON.stringify({ ...rest, 'n_layer\u0000x': 2 }) }), /missing "n_layer"/);
