@@ -145,9 +145,8 @@ int32_t lt_loader_check_unused(const lt_st_file *st, bool allow, const char *key
 }
 
 static int32_t check_finite(const float *x, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", name);
+    if (!lt_k_all_finite(x, n))
+        return lt_fail(LT_ERR_FORMAT, "model.safetensors: tensor '%s' holds NaN or infinite values", name);
     return LT_OK;
 }
 
@@ -209,17 +208,13 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
     if ((rc = read_f32(L, t, &tmp))) return rc;
-    /* panel by panel, input by input: the 16 output rows' weights for input c are the panel's
-     * 16 consecutive floats (rows past n_rows zeros); the rows are read in step, one float each */
+    /* panel by panel: the 16 output rows' weights for input c are the panel's 16 consecutive
+     * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
+     * time in the SIMD build) */
     const size_t panels = (n_rows + LT_PANEL - 1) / LT_PANEL;
     for (size_t p = 0; p < panels; p++) {
         const size_t r0 = p * LT_PANEL, live = n_rows - r0 < LT_PANEL ? n_rows - r0 : LT_PANEL;
-        const float *src = tmp + (row0 + r0) * in_dim;
-        float *o = dst + p * in_dim * LT_PANEL;
-        for (size_t c = 0; c < in_dim; c++, o += LT_PANEL) {
-            for (size_t k = 0; k < live; k++) o[k] = src[k * in_dim + c];
-            for (size_t k = live; k < LT_PANEL; k++) o[k] = 0.0f;
-        }
+        lt_k_panel_from_rows(dst + p * in_dim * LT_PANEL, tmp + (row0 + r0) * in_dim, in_dim, live, in_dim);
     }
     free(tmp);
     return LT_OK;

@@ -258,11 +258,7 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
     return LT_OK;
 }
 
-static bool all_finite(const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return false;
-    return true;
-}
+static bool all_finite(const float *x, size_t n) { return lt_k_all_finite(x, n); }
 
 
 /* After a pass over n positions: which of the numbers it produced is not finite (the final

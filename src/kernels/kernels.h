@@ -5,6 +5,7 @@
 #ifndef LT_KERNELS_H
 #define LT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ float lt_half_to_f32(uint16_t h, lt_half_kind kind);
  * 16-bit tensor widened to f32 at load, every value as lt_half_to_f32 gives it, bit for bit
  * (infinities and NaN too). */
 void lt_halves_to_f32_ref(float *dst, const uint8_t *src, size_t n, lt_half_kind kind);
+/* Whether every one of x[0 .. n) is finite (no infinity, no NaN). */
+bool lt_all_finite_ref(const float *x, size_t n);
 
 /* Packed weights: a [d_in, d_out] matrix repacked at load into column panels of LT_PANEL
  * columns, each panel contiguous, [ceil(d_out / LT_PANEL)][d_in][LT_PANEL] (the last panel padded
@@ -39,6 +42,10 @@ void lt_halves_to_f32_ref(float *dst, const uint8_t *src, size_t n, lt_half_kind
     ((size_t)((j) / LT_PANEL) * (size_t)(d_in) * LT_PANEL + (size_t)(i) * LT_PANEL + (size_t)((j) % LT_PANEL))
 /* floats (or 16-bit values) a packed [d_in, d_out] matrix takes */
 #define LT_PACKED_SIZE(d_in, d_out) ((size_t)(((d_out) + LT_PANEL - 1) / LT_PANEL) * LT_PANEL * (size_t)(d_in))
+/* One panel of a [d_in, d_out] matrix from `live` (<= LT_PANEL) rows of its transpose, as an
+ * nn.Linear weight [d_out, d_in] holds it: p[i * LT_PANEL + k] = rows[k * stride + i] for k <
+ * live, 0 past live (i < d_in). */
+void lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
 
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out);
@@ -196,6 +203,11 @@ void lt_q8_matmul_cols_simd(float *out, const float *in, const int8_t *q, const 
 /* lt_halves_to_f32_ref, eight values at a time (the same numbers bit for bit) */
 void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kind kind);
 #define lt_k_halves_to_f32 lt_halves_to_f32_simd
+/* lt_all_finite_ref and lt_panel_from_rows_ref, four floats at a time */
+bool lt_all_finite_simd(const float *x, size_t n);
+void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
+#define lt_k_all_finite lt_all_finite_simd
+#define lt_k_panel_from_rows lt_panel_from_rows_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
 #else
 #define lt_k_matmul_nt lt_matmul_nt_ref
@@ -206,6 +218,8 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
 #define lt_k_q8_matmul lt_q8_matmul_ref
 #define lt_k_matmul_packed lt_matmul_packed_ref
 #define lt_k_halves_to_f32 lt_halves_to_f32_ref
+#define lt_k_all_finite lt_all_finite_ref
+#define lt_k_panel_from_rows lt_panel_from_rows_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
     ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
 #define lt_k_matmul_nt_h(out, in, w, kind, n, d_in, d_out, scratch) \

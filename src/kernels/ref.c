@@ -68,6 +68,17 @@ void lt_halves_to_f32_ref(float *dst, const uint8_t *src, size_t n, lt_half_kind
     for (size_t i = 0; i < n; i++) dst[i] = lt_half_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8), kind);
 }
 
+bool lt_all_finite_ref(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+void lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
+    for (size_t i = 0; i < d_in; i++, p += LT_PANEL)
+        for (size_t k = 0; k < LT_PANEL; k++) p[k] = k < live ? rows[k * stride + i] : 0.0f;
+}
+
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out) {
     for (int32_t t = 0; t < n; t++) {

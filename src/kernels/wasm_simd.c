@@ -373,6 +373,44 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
     else halves_to_f32(dst, src, n, LT_H_F16);
 }
 
+bool lt_all_finite_simd(const float *x, size_t n) {
+    /* a float is finite unless its exponent bits are all set */
+    const v128_t exp_bits = wasm_i32x4_splat(0x7F800000);
+    v128_t bad = wasm_i32x4_splat(0);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (size_t k = 0; k < 16; k += 4) {
+            const v128_t e = wasm_v128_and(wasm_v128_load(x + i + k), exp_bits);
+            bad = wasm_v128_or(bad, wasm_i32x4_eq(e, exp_bits));
+        }
+        if (wasm_v128_any_true(bad)) return false;
+    }
+    return !wasm_v128_any_true(bad) && lt_all_finite_ref(x + i, n - i);
+}
+
+void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
+    if (live < LT_PANEL) {
+        lt_panel_from_rows_ref(p, rows, stride, live, d_in);
+        return;
+    }
+    size_t i = 0;
+    /* four inputs of four rows at a time: a 4 x 4 transpose */
+    for (; i + 4 <= d_in; i += 4)
+        for (size_t k = 0; k < LT_PANEL; k += 4) {
+            const float *r = rows + k * stride + i;
+            const v128_t r0 = wasm_v128_load(r), r1 = wasm_v128_load(r + stride), r2 = wasm_v128_load(r + 2 * stride),
+                         r3 = wasm_v128_load(r + 3 * stride);
+            const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5),
+                         t2 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+            float *o = p + i * LT_PANEL + k;
+            wasm_v128_store(o, wasm_i64x2_shuffle(t0, t1, 0, 2));
+            wasm_v128_store(o + LT_PANEL, wasm_i64x2_shuffle(t0, t1, 1, 3));
+            wasm_v128_store(o + 2 * LT_PANEL, wasm_i64x2_shuffle(t2, t3, 0, 2));
+            wasm_v128_store(o + 3 * LT_PANEL, wasm_i64x2_shuffle(t2, t3, 1, 3));
+        }
+    lt_panel_from_rows_ref(p + i * LT_PANEL, rows + i, stride, live, d_in - i);
+}
+
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
 static bool f16_scalable(const float *x, int32_t n) {
     const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);

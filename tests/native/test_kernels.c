@@ -745,6 +745,45 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
                 }
             }
     }
+    /* the finiteness check: an infinity or a NaN of either sign at every place of arrays of
+     * every length to 70, and none */
+    {
+        static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+        float x[70];
+        for (size_t n = 0; n <= 70; n++) {
+            for (size_t i = 0; i < n; i++) x[i] = frand() * 1e30f;
+            checks++;
+            if (!lt_all_finite_simd(x, n)) {
+                failures++;
+                note("all_finite: finite array of %zu called not finite\n", n);
+            }
+            for (size_t at = 0; at < n; at++) {
+                const float keep = x[at];
+                x[at] = bad[(n + at) % 4];
+                checks++;
+                if (lt_all_finite_simd(x, n)) {
+                    failures++;
+                    note("all_finite: %g at %zu of %zu not seen\n", (double)x[at], at, n);
+                }
+                x[at] = keep;
+            }
+        }
+    }
+    /* a panel from rows of an nn.Linear weight: every width to 37, 1 to 16 rows live, rows wider
+     * apart than the panel reads */
+    for (size_t d_in = 1; d_in <= 37; d_in++)
+        for (size_t live = 1; live <= LT_PANEL; live++) {
+            const size_t stride = d_in + live % 3;
+            float *rows = rand_array(LT_PANEL * stride), got[37 * LT_PANEL], want[37 * LT_PANEL];
+            lt_panel_from_rows_simd(got, rows, stride, live, d_in);
+            lt_panel_from_rows_ref(want, rows, stride, live, d_in);
+            checks++;
+            if (memcmp(got, want, d_in * LT_PANEL * sizeof *got) != 0) {
+                failures++;
+                note("panel_from_rows: d_in %zu, %zu rows live, stride %zu differ\n", d_in, live, stride);
+            }
+            free(rows);
+        }
     static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
     for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
         for (int n_q = 1; n_q <= 9; n_q += 4)
