@@ -207,14 +207,28 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     *out = dst;
     L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
-    if ((rc = read_f32(L, t, &tmp))) return rc;
+    /* f32 in the file's byte order and aligned where it lies (as writers align tensors) is read
+     * where it lies, the rows this takes checked there; else widened into a copy first */
+    const float *src = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->dtype == LT_DT_F32 && (uintptr_t)t->data % _Alignof(float) == 0) {
+        src = (const float *)(const void *)t->data;
+        note_dtype(L, t);
+        if ((rc = check_finite(src + row0 * in_dim, n_rows * in_dim, t->name))) return rc;
+    }
+#endif
+    tmp = NULL;
+    if (!src) {
+        if ((rc = read_f32(L, t, &tmp))) return rc;
+        src = tmp;
+    }
     /* panel by panel: the 16 output rows' weights for input c are the panel's 16 consecutive
      * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
      * time in the SIMD build) */
     const size_t panels = (n_rows + LT_PANEL - 1) / LT_PANEL;
     for (size_t p = 0; p < panels; p++) {
         const size_t r0 = p * LT_PANEL, live = n_rows - r0 < LT_PANEL ? n_rows - r0 : LT_PANEL;
-        lt_k_panel_from_rows(dst + p * in_dim * LT_PANEL, tmp + (row0 + r0) * in_dim, in_dim, live, in_dim);
+        lt_k_panel_from_rows(dst + p * in_dim * LT_PANEL, src + (row0 + r0) * in_dim, in_dim, live, in_dim);
     }
     free(tmp);
     return LT_OK;
