@@ -34,7 +34,7 @@ WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_m
 comma := ,
 empty :=
 space := $(empty) $(empty)
-WASM_FLAGS := -O2 -msimd128 --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 \
+WASM_FLAGS := -O2 -msimd128 -mbulk-memory --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 \
               -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=16MB -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(addprefix _,$(strip $(WASM_EXPORTS))))
 
 .PHONY: all wasm native dist test test-native test-node bench serve fixtures deps deps-build deps-node \
@@ -54,7 +54,7 @@ web/lantern.wasm: $(WASM_SRC) $(HEADERS) | deps-build
 # build (crt1_reactor, the same libraries and exports), without binaryen's passes.
 LLVM16 := /usr/lib/llvm-16/bin
 EM_LIBS := /usr/share/emscripten/cache/sysroot/lib/wasm32-emscripten
-RELAXED_FLAGS := -O2 -msimd128 -mrelaxed-simd -DLT_RELAXED
+RELAXED_FLAGS := -O2 -msimd128 -mrelaxed-simd -mbulk-memory -DLT_RELAXED
 WASM_LINK := -L$(EM_LIBS) $(EM_LIBS)/crt1_reactor.o -lstandalonewasm-memgrow -lstubs -lnoexit -lc -ldlmalloc \
   -lcompiler_rt --import-undefined --strip-debug --export-table -z stack-size=5242880 --entry=_initialize \
   --global-base=1024 --max-memory=4294967296
