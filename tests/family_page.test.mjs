@@ -206,7 +206,10 @@ for (const c of CASES) {
       // generation: greedy, stopped at the EOS set in config.json
       await page.fill('#count', '20');
       await page.click('#generate');
-      await page.waitForFunction(() => document.body.dataset.generating === 'false', null, { timeout: 30000 });
+      // the tokens' chips are drawn in the frame after they come, which may be after the page
+      // says generation ended: waited for too (a short count is then said by the assertion)
+      await page.waitForFunction((n) => document.body.dataset.generating === 'false' &&
+        document.querySelectorAll('#tokens .chip.generated').length >= n, stopAt + 1, { timeout: 30000 }).catch(() => {});
       await page.waitForFunction(() => document.body.dataset.ready === 'true');
       const gen = await page.$$eval('#tokens .chip.generated', (els) => els.length);
       assert.equal(gen, stopAt + 1, `stopped at EOS (${cont[stopAt]}) after ${stopAt + 1} tokens`);
@@ -242,7 +245,9 @@ test('a Llama 2 tokenizer (SentencePiece, <s> first) on a random model of its vo
     assert.equal(texts[1], '␣Hello');
     await page.fill('#count', '5');
     await page.click('#generate');
-    await page.waitForFunction(() => document.body.dataset.generating === 'false', null, { timeout: 30000 });
+    // (the chips come in the frame after the tokens, maybe after generation is said to end)
+    await page.waitForFunction(() => document.body.dataset.generating === 'false' &&
+      document.querySelectorAll('#tokens .chip.generated').length >= 5, null, { timeout: 30000 }).catch(() => {});
     await page.waitForFunction(() => document.body.dataset.ready === 'true');
     const chipIds = await page.$$eval('#tokens .chip.generated', (els) => els.length);
     assert.equal(chipIds, 5);
