@@ -212,9 +212,8 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     const float *src = NULL;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (t->dtype == LT_DT_F32 && (uintptr_t)t->data % _Alignof(float) == 0) {
-        src = (const float *)(const void *)t->data;
+        src = (const float *)(const void *)t->data; /* checked finite as it is packed, below */
         note_dtype(L, t);
-        if ((rc = check_finite(src + row0 * in_dim, n_rows * in_dim, t->name))) return rc;
     }
 #endif
     tmp = NULL;
@@ -226,12 +225,15 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
      * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
      * time in the SIMD build) */
     const size_t panels = (n_rows + LT_PANEL - 1) / LT_PANEL;
+    bool finite = true;
     for (size_t p = 0; p < panels; p++) {
         const size_t r0 = p * LT_PANEL, live = n_rows - r0 < LT_PANEL ? n_rows - r0 : LT_PANEL;
-        lt_k_panel_from_rows(dst + p * in_dim * LT_PANEL, src + (row0 + r0) * in_dim, in_dim, live, in_dim);
+        finite &= lt_k_panel_from_rows(dst + p * in_dim * LT_PANEL, src + (row0 + r0) * in_dim, in_dim, live, in_dim);
     }
+    /* (a copy was checked whole as it was made) */
+    rc = finite ? LT_OK : check_finite(src + row0 * in_dim, n_rows * in_dim, t->name);
     free(tmp);
-    return LT_OK;
+    return rc;
 }
 
 /* Whether a 16-bit weight is finite: its exponent bits are not all set (IEEE half: 5 bits,

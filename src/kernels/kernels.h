@@ -44,8 +44,8 @@ bool lt_all_finite_ref(const float *x, size_t n);
 #define LT_PACKED_SIZE(d_in, d_out) ((size_t)(((d_out) + LT_PANEL - 1) / LT_PANEL) * LT_PANEL * (size_t)(d_in))
 /* One panel of a [d_in, d_out] matrix from `live` (<= LT_PANEL) rows of its transpose, as an
  * nn.Linear weight [d_out, d_in] holds it: p[i * LT_PANEL + k] = rows[k * stride + i] for k <
- * live, 0 past live (i < d_in). */
-void lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
+ * live, 0 past live (i < d_in). Returns whether every float it read is finite. */
+bool lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
 
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out);
@@ -205,7 +205,7 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
 #define lt_k_halves_to_f32 lt_halves_to_f32_simd
 /* lt_all_finite_ref and lt_panel_from_rows_ref, four floats at a time */
 bool lt_all_finite_simd(const float *x, size_t n);
-void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
+bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
 #define lt_k_all_finite lt_all_finite_simd
 #define lt_k_panel_from_rows lt_panel_from_rows_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd

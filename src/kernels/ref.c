@@ -74,9 +74,14 @@ bool lt_all_finite_ref(const float *x, size_t n) {
     return true;
 }
 
-void lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
+bool lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
+    bool finite = true;
     for (size_t i = 0; i < d_in; i++, p += LT_PANEL)
-        for (size_t k = 0; k < LT_PANEL; k++) p[k] = k < live ? rows[k * stride + i] : 0.0f;
+        for (size_t k = 0; k < LT_PANEL; k++) {
+            p[k] = k < live ? rows[k * stride + i] : 0.0f;
+            finite = finite && isfinite(p[k]);
+        }
+    return finite;
 }
 
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,

@@ -388,11 +388,11 @@ bool lt_all_finite_simd(const float *x, size_t n) {
     return !wasm_v128_any_true(bad) && lt_all_finite_ref(x + i, n - i);
 }
 
-void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
-    if (live < LT_PANEL) {
-        lt_panel_from_rows_ref(p, rows, stride, live, d_in);
-        return;
-    }
+bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
+    if (live < LT_PANEL) return lt_panel_from_rows_ref(p, rows, stride, live, d_in);
+    /* the largest magnitude's bits read: a float is finite while they are below infinity's */
+    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
+    v128_t most = wasm_i32x4_splat(0);
     size_t i = 0;
     /* four inputs of four rows at a time: a 4 x 4 transpose */
     for (; i + 4 <= d_in; i += 4)
@@ -400,6 +400,8 @@ void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
             const float *r = rows + k * stride + i;
             const v128_t r0 = wasm_v128_load(r), r1 = wasm_v128_load(r + stride), r2 = wasm_v128_load(r + 2 * stride),
                          r3 = wasm_v128_load(r + 3 * stride);
+            most = wasm_u32x4_max(most, wasm_u32x4_max(wasm_u32x4_max(wasm_v128_and(r0, magnitude), wasm_v128_and(r1, magnitude)),
+                                                       wasm_u32x4_max(wasm_v128_and(r2, magnitude), wasm_v128_and(r3, magnitude))));
             const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5),
                          t2 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
             float *o = p + i * LT_PANEL + k;
@@ -408,7 +410,8 @@ void lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
             wasm_v128_store(o + 2 * LT_PANEL, wasm_i64x2_shuffle(t2, t3, 0, 2));
             wasm_v128_store(o + 3 * LT_PANEL, wasm_i64x2_shuffle(t2, t3, 1, 3));
         }
-    lt_panel_from_rows_ref(p + i * LT_PANEL, rows + i, stride, live, d_in - i);
+    const bool tail = lt_panel_from_rows_ref(p + i * LT_PANEL, rows + i, stride, live, d_in - i);
+    return tail && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
 }
 
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */

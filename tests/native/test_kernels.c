@@ -775,12 +775,36 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
         for (size_t live = 1; live <= LT_PANEL; live++) {
             const size_t stride = d_in + live % 3;
             float *rows = rand_array(LT_PANEL * stride), got[37 * LT_PANEL], want[37 * LT_PANEL];
-            lt_panel_from_rows_simd(got, rows, stride, live, d_in);
-            lt_panel_from_rows_ref(want, rows, stride, live, d_in);
             checks++;
+            if (!lt_panel_from_rows_simd(got, rows, stride, live, d_in) || !lt_panel_from_rows_ref(want, rows, stride, live, d_in)) {
+                failures++;
+                note("panel_from_rows: d_in %zu, %zu rows live: finite rows called not finite\n", d_in, live);
+            }
             if (memcmp(got, want, d_in * LT_PANEL * sizeof *got) != 0) {
                 failures++;
                 note("panel_from_rows: d_in %zu, %zu rows live, stride %zu differ\n", d_in, live, stride);
+            }
+            /* an infinity or NaN read (in a live row) is seen; one past the rows read is not */
+            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+            for (size_t k = 0; k < live; k++)
+                for (size_t i = 0; i < d_in; i++) {
+                    const float keep = rows[k * stride + i];
+                    rows[k * stride + i] = bad[(k + i) % 4];
+                    checks++;
+                    if (lt_panel_from_rows_simd(got, rows, stride, live, d_in)) {
+                        failures++;
+                        note("panel_from_rows: %g at row %zu, input %zu (d_in %zu, %zu live) not seen\n",
+                             (double)rows[k * stride + i], k, i, d_in, live);
+                    }
+                    rows[k * stride + i] = keep;
+                }
+            if (stride > d_in) {
+                rows[d_in] = NAN; /* between row 0 and row 1: not read */
+                checks++;
+                if (!lt_panel_from_rows_simd(got, rows, stride, live, d_in)) {
+                    failures++;
+                    note("panel_from_rows: a NaN it does not read called read (d_in %zu, stride %zu)\n", d_in, stride);
+                }
             }
             free(rows);
         }
