@@ -194,6 +194,16 @@ static int32_t read_f32(lt_loader *L, const lt_st_tensor *t, float **out) {
     return rc;
 }
 
+/* Tensor t's floats where they lie in the file, when it is f32 in this machine's byte order and
+ * aligned there (as writers align tensors), unchecked; else NULL: the caller widens it into a
+ * copy (read_f32) */
+static const float *in_place(const lt_st_tensor *t) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (t->dtype == LT_DT_F32 && (uintptr_t)t->data % _Alignof(float) == 0) return (const float *)(const void *)t->data;
+#endif
+    return NULL;
+}
+
 /* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], as the [in_dim, n_rows]
  * matrix that multiplies inputs, in f32 packed into column panels (for lt_k_matmul_packed). */
 static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
@@ -207,20 +217,13 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     *out = dst;
     L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
-    /* f32 in the file's byte order and aligned where it lies (as writers align tensors) is read
-     * where it lies, the rows this takes checked there; else widened into a copy first */
-    const float *src = NULL;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (t->dtype == LT_DT_F32 && (uintptr_t)t->data % _Alignof(float) == 0) {
-        src = (const float *)(const void *)t->data; /* checked finite as it is packed, below */
-        note_dtype(L, t);
-    }
-#endif
+    /* read where it lies when it can be (else widened into a copy), checked finite as it is
+     * packed, the rows this takes alone */
+    const float *src = in_place(t);
     tmp = NULL;
-    if (!src) {
-        if ((rc = read_f32(L, t, &tmp))) return rc;
-        src = tmp;
-    }
+    if (src) note_dtype(L, t);
+    else if ((rc = read_f32(L, t, &tmp))) return rc;
+    else src = tmp;
     /* panel by panel: the 16 output rows' weights for input c are the panel's 16 consecutive
      * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
      * time in the SIMD build) */
@@ -409,22 +412,16 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
         out->f = dst;
         L->n_params += t->numel;
         if (!dst) return LT_OK;
-        if ((rc = read_f32(L, t, &tmp))) return rc;
-        /* a Conv1D weight [d_in, d_out]: row i's columns [16 p, 16 p + 16) are panel p's row i,
-         * one copy of LT_PANEL floats (the last panel's columns past d_out are zeros) */
-        const size_t full = cols / LT_PANEL, rest = cols % LT_PANEL;
-        for (size_t i = 0; i < rows; i++) {
-            const float *src = tmp + i * cols;
-            float *o = dst + i * LT_PANEL;
-            for (size_t p = 0; p < full; p++, src += LT_PANEL, o += rows * LT_PANEL)
-                for (size_t k = 0; k < LT_PANEL; k += 4) copy4(o + k, src + k);
-            if (rest) {
-                for (size_t k = 0; k < rest; k++) o[k] = src[k];
-                for (size_t k = rest; k < LT_PANEL; k++) o[k] = 0.0f;
-            }
-        }
+        /* a Conv1D weight [d_in, d_out] into its panels, read where it lies when it can be (as
+         * take_linear_f32 reads), checked finite as it is packed */
+        const float *src = in_place(t);
+        tmp = NULL;
+        if (src) note_dtype(L, t);
+        else if ((rc = read_f32(L, t, &tmp))) return rc;
+        else src = tmp;
+        rc = lt_k_panels_from_matrix(dst, src, rows, cols) ? LT_OK : check_finite(src, t->numel, t->name);
         free(tmp);
-        return LT_OK;
+        return rc;
     }
     out->kind = t->dtype == LT_DT_F16 ? LT_H_F16 : LT_H_BF16;
     uint16_t *dst = L->next16;

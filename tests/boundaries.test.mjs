@@ -117,6 +117,41 @@ test('sizes in messages are printed in a unit that shows them', () => {
   model.free();
 });
 
+// f32 weight matrices are read where they lie in the file when they are 4-byte aligned there (as
+// writers align them), else copied first, and checked finite as they are packed: the data section
+// moved to each offset modulo 4 (spaces after the header's JSON) gives the same numbers, and a
+// non-finite weight (first, last, one inside) is refused at each: a Conv1D weight (GPT-2, 90
+// columns: five panels and a part) and an nn.Linear one (Llama)
+for (const [name, tensor] of [['gpt2-odd', 'transformer.h.1.attn.c_attn.weight'], ['llama-tiny', 'model.layers.1.self_attn.q_proj.weight']]) {
+  test(`${name}: its f32 weights at every alignment in the file load the same numbers; a NaN is refused at each`, () => {
+    const { prompt } = readGolden(name);
+    const files = readFixture(name);
+    const { header, data } = splitSafetensors(files.weights);
+    const text = JSON.stringify(header);
+    const run = (weights) => {
+      const model = L.loadModel({ ...files, weights });
+      const s = model.createSession({ capture: 'blocks.0.attn.hook_q, blocks.1.mlp.hook_post, logits' });
+      s.forward(prompt);
+      const out = ['blocks.0.attn.hook_q', 'blocks.1.mlp.hook_post', 'logits'].map((h) => Array.from(s.tensor(h).data));
+      model.free();
+      return out;
+    };
+    const want = run(files.weights);
+    const [from, to] = header[tensor].data_offsets;
+    for (let pad = 0; pad < 4; pad++) {
+      const padded = text + ' '.repeat((4 - ((8 + text.length) % 4) + pad) % 4);
+      assert.equal((8 + padded.length) % 4, pad);
+      assert.deepEqual(run(joinSafetensors(padded, data)), want, `data at offset ${pad} modulo 4`);
+      for (const at of [from, to - 4, from + 4 * 37]) {
+        const bad = data.slice();
+        new DataView(bad.buffer).setFloat32(at, pad % 2 ? NaN : -Infinity, true);
+        refuses(() => L.loadModel({ ...files, weights: joinSafetensors(padded, bad) }),
+          new RegExp(`tensor '${tensor.replaceAll('.', '\\.')}' holds NaN or infinite values`));
+      }
+    }
+  });
+}
+
 test('a config.json with a repeated key is refused, whichever value would win', () => {
   const text = fixture.config.replace('"n_layer": 2,', '"n_layer": 1, "n_layer": 2,');
   assert.notEqual(text, fixture.config);

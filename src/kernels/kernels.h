@@ -46,6 +46,10 @@ bool lt_all_finite_ref(const float *x, size_t n);
  * nn.Linear weight [d_out, d_in] holds it: p[i * LT_PANEL + k] = rows[k * stride + i] for k <
  * live, 0 past live (i < d_in). Returns whether every float it read is finite. */
 bool lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
+/* A [d_in, d_out] matrix stored row by row (a Conv1D weight) into its column panels: each row's
+ * columns [16 p, 16 p + 16) are panel p's row (the last panel's columns past d_out zeros).
+ * Returns whether every float of w is finite. */
+bool lt_panels_from_matrix_ref(float *packed, const float *w, size_t d_in, size_t d_out);
 
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out);
@@ -206,6 +210,8 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
 /* lt_all_finite_ref and lt_panel_from_rows_ref, four floats at a time */
 bool lt_all_finite_simd(const float *x, size_t n);
 bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
+bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size_t d_out);
+#define lt_k_panels_from_matrix lt_panels_from_matrix_simd
 #define lt_k_all_finite lt_all_finite_simd
 #define lt_k_panel_from_rows lt_panel_from_rows_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
@@ -220,6 +226,7 @@ bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
 #define lt_k_halves_to_f32 lt_halves_to_f32_ref
 #define lt_k_all_finite lt_all_finite_ref
 #define lt_k_panel_from_rows lt_panel_from_rows_ref
+#define lt_k_panels_from_matrix lt_panels_from_matrix_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
     ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
 #define lt_k_matmul_nt_h(out, in, w, kind, n, d_in, d_out, scratch) \

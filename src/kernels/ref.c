@@ -84,6 +84,17 @@ bool lt_panel_from_rows_ref(float *p, const float *rows, size_t stride, size_t l
     return finite;
 }
 
+bool lt_panels_from_matrix_ref(float *packed, const float *w, size_t d_in, size_t d_out) {
+    bool finite = true;
+    for (size_t i = 0; i < d_in; i++)
+        for (size_t j = 0; j < LT_PACKED_SIZE(1, d_out); j++) {
+            const float v = j < d_out ? w[i * d_out + j] : 0.0f;
+            packed[LT_PACKED_AT(d_in, i, j)] = v;
+            finite = finite && isfinite(v);
+        }
+    return finite;
+}
+
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out) {
     for (int32_t t = 0; t < n; t++) {

@@ -414,6 +414,28 @@ bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
     return tail && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
 }
 
+bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size_t d_out) {
+    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
+    v128_t most = wasm_i32x4_splat(0);
+    const size_t full = d_out / LT_PANEL, rest = d_out % LT_PANEL;
+    bool finite = true;
+    for (size_t i = 0; i < d_in; i++) {
+        const float *src = w + i * d_out;
+        float *o = packed + i * LT_PANEL;
+        for (size_t p = 0; p < full; p++, src += LT_PANEL, o += d_in * LT_PANEL)
+            for (size_t k = 0; k < LT_PANEL; k += 4) {
+                const v128_t v = wasm_v128_load(src + k);
+                most = wasm_u32x4_max(most, wasm_v128_and(v, magnitude));
+                wasm_v128_store(o + k, v);
+            }
+        for (size_t k = 0; k < LT_PANEL && rest; k++) {
+            o[k] = k < rest ? src[k] : 0.0f;
+            finite = finite && isfinite(o[k]);
+        }
+    }
+    return finite && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+}
+
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
 static bool f16_scalable(const float *x, int32_t n) {
     const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);

@@ -808,6 +808,34 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
             }
             free(rows);
         }
+    /* a Conv1D weight into its panels: every shape to 37 x 37, finite, then an infinity or NaN
+     * at every place */
+    for (size_t d_in = 1; d_in <= 37; d_in += 3)
+        for (size_t d_out = 1; d_out <= 37; d_out++) {
+            float *w = rand_array(d_in * d_out), *got = malloc(LT_PACKED_SIZE(d_in, d_out) * sizeof *got),
+                  *want = malloc(LT_PACKED_SIZE(d_in, d_out) * sizeof *want);
+            checks++;
+            if (!lt_panels_from_matrix_simd(got, w, d_in, d_out) || !lt_panels_from_matrix_ref(want, w, d_in, d_out)) {
+                failures++;
+                note("panels_from_matrix %zu x %zu: finite called not finite\n", d_in, d_out);
+            }
+            if (memcmp(got, want, LT_PACKED_SIZE(d_in, d_out) * sizeof *got) != 0) {
+                failures++;
+                note("panels_from_matrix %zu x %zu: differ\n", d_in, d_out);
+            }
+            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+            for (size_t k = 0; k < d_in * d_out; k++) {
+                const float keep = w[k];
+                w[k] = bad[k % 4];
+                checks++;
+                if (lt_panels_from_matrix_simd(got, w, d_in, d_out)) {
+                    failures++;
+                    note("panels_from_matrix %zu x %zu: %g at %zu not seen\n", d_in, d_out, (double)w[k], k);
+                }
+                w[k] = keep;
+            }
+            free(w); free(got); free(want);
+        }
     static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
     for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
         for (int n_q = 1; n_q <= 9; n_q += 4)
