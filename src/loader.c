@@ -360,9 +360,10 @@ int32_t lt_take_linear_mat(lt_loader *L, const char *name, size_t out_dim, size_
 /* Four floats from src to dst (neither need be aligned): one 16-byte copy */
 static inline void copy4(float *dst, const float *src) { memcpy(dst, src, 4 * sizeof *dst); }
 
-/* A [rows, cols] f32 matrix (cols a multiple of 4) stored by groups of four rows (LT_ROWS4_AT):
- * read row by row into its place, then each group's 4 x cols floats rearranged where they lie,
- * so that loading takes no second copy of what may be 150 MB. */
+/* A [rows, cols] f32 matrix (cols a multiple of 4) stored by groups of four rows (LT_ROWS4_AT).
+ * Read where it lies when it can be, checked finite as it is laid out; else widened row by row
+ * into its place, then each group's 4 x cols floats rearranged where they lie, so that loading
+ * takes no second copy of what may be 150 MB. */
 static int32_t take_rows4(lt_loader *L, const lt_st_tensor *t, size_t rows, size_t cols, lt_mat *out) {
     const size_t size = LT_ROWS4_SIZE(rows, cols), group = 4 * cols;
     float *dst = lt_loader_alloc(L, size);
@@ -370,6 +371,11 @@ static int32_t take_rows4(lt_loader *L, const lt_st_tensor *t, size_t rows, size
     out->rows4 = true;
     L->n_params += t->numel;
     if (!dst) return LT_OK;
+    const float *src = in_place(t);
+    if (src) {
+        note_dtype(L, t);
+        return lt_k_rows4_from_matrix(dst, src, rows, cols) ? LT_OK : check_finite(src, t->numel, t->name);
+    }
     int32_t rc = widen_into(L, dst, t);
     if (rc) return rc;
     memset(dst + t->numel, 0, (size - t->numel) * sizeof *dst); /* the last group's padding rows */

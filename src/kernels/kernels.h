@@ -70,6 +70,9 @@ void lt_matmul_nt_h_ref(float *out, const float *in, const uint16_t *w, lt_half_
 #define LT_ROWS4_AT(d_in, j, i)                                                                            \
     ((((size_t)(j) / 4) * (size_t)(d_in) + (size_t)(i) / 4 * 4) * 4 + (size_t)(j) % 4 * 4 + (size_t)(i) % 4)
 #define LT_ROWS4_SIZE(d_out, d_in) ((((size_t)(d_out) + 3) / 4) * 4 * (size_t)(d_in))
+/* A [rows, cols] matrix stored row by row into that layout (cols a multiple of 4; the last
+ * group's padding rows zeros). Returns whether every float of w is finite. */
+bool lt_rows4_from_matrix_ref(float *dst, const float *w, size_t rows, size_t cols);
 /* lt_matmul_nt_ref with w in that layout: the same sums in the same order */
 void lt_matmul_rows4_ref(float *out, const float *in, const float *w, int32_t n, int32_t d_in, int32_t d_out);
 
@@ -211,7 +214,9 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
 bool lt_all_finite_simd(const float *x, size_t n);
 bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in);
 bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size_t d_out);
+bool lt_rows4_from_matrix_simd(float *dst, const float *w, size_t rows, size_t cols);
 #define lt_k_panels_from_matrix lt_panels_from_matrix_simd
+#define lt_k_rows4_from_matrix lt_rows4_from_matrix_simd
 #define lt_k_all_finite lt_all_finite_simd
 #define lt_k_panel_from_rows lt_panel_from_rows_simd
 #define lt_k_matmul_nt_h lt_matmul_nt_h_simd
@@ -227,6 +232,7 @@ bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size
 #define lt_k_all_finite lt_all_finite_ref
 #define lt_k_panel_from_rows lt_panel_from_rows_ref
 #define lt_k_panels_from_matrix lt_panels_from_matrix_ref
+#define lt_k_rows4_from_matrix lt_rows4_from_matrix_ref
 #define lt_k_matmul_packed_h(out, in, w, kind, bias, n, d_in, d_out, scratch) \
     ((void)(scratch), lt_matmul_packed_h_ref(out, in, w, kind, bias, n, d_in, d_out))
 #define lt_k_matmul_nt_h(out, in, w, kind, n, d_in, d_out, scratch) \

@@ -95,6 +95,17 @@ bool lt_panels_from_matrix_ref(float *packed, const float *w, size_t d_in, size_
     return finite;
 }
 
+bool lt_rows4_from_matrix_ref(float *dst, const float *w, size_t rows, size_t cols) {
+    bool finite = true;
+    for (size_t j = 0; j < (rows + 3) / 4 * 4; j++)
+        for (size_t i = 0; i < cols; i++) {
+            const float v = j < rows ? w[j * cols + i] : 0.0f;
+            dst[LT_ROWS4_AT(cols, j, i)] = v;
+            finite = finite && isfinite(v);
+        }
+    return finite;
+}
+
 void lt_matmul_packed_ref(float *out, const float *in, const float *w, const float *bias, int32_t n,
                           int32_t d_in, int32_t d_out) {
     for (int32_t t = 0; t < n; t++) {

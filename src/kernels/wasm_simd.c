@@ -436,6 +436,34 @@ bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size
     return finite && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
 }
 
+bool lt_rows4_from_matrix_simd(float *dst, const float *w, size_t rows, size_t cols) {
+    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
+    v128_t most = wasm_i32x4_splat(0);
+    size_t j = 0;
+    /* a group of four rows: four inputs of each row in turn, 16 floats one after another */
+    for (; j + 4 <= rows; j += 4) {
+        const float *r = w + j * cols;
+        float *o = dst + j * cols;
+        for (size_t i = 0; i < cols; i += 4, o += 16)
+            for (size_t k = 0; k < 4; k++) {
+                const v128_t v = wasm_v128_load(r + k * cols + i);
+                most = wasm_u32x4_max(most, wasm_v128_and(v, magnitude));
+                wasm_v128_store(o + 4 * k, v);
+            }
+    }
+    bool finite = true;
+    if (j < rows) { /* the last group, padded with rows of zeros */
+        float *o = dst + j * cols;
+        for (size_t i = 0; i < cols; i += 4)
+            for (size_t k = 0; k < 4; k++)
+                for (size_t c = 0; c < 4; c++, o++) {
+                    *o = j + k < rows ? w[(j + k) * cols + i + c] : 0.0f;
+                    finite = finite && isfinite(*o);
+                }
+    }
+    return finite && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+}
+
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
 static bool f16_scalable(const float *x, int32_t n) {
     const v128_t below = wasm_f32x4_splat(F16_SCALED_BELOW);

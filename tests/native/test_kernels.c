@@ -836,6 +836,34 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
             }
             free(w); free(got); free(want);
         }
+    /* a matrix into groups of four rows: every row count to 13, widths of 4 to 36, finite, then
+     * an infinity or NaN at every place */
+    for (size_t rows = 1; rows <= 13; rows++)
+        for (size_t cols = 4; cols <= 36; cols += 4) {
+            float *w = rand_array(rows * cols), *got = malloc(LT_ROWS4_SIZE(rows, cols) * sizeof *got),
+                  *want = malloc(LT_ROWS4_SIZE(rows, cols) * sizeof *want);
+            checks++;
+            if (!lt_rows4_from_matrix_simd(got, w, rows, cols) || !lt_rows4_from_matrix_ref(want, w, rows, cols)) {
+                failures++;
+                note("rows4_from_matrix %zu x %zu: finite called not finite\n", rows, cols);
+            }
+            if (memcmp(got, want, LT_ROWS4_SIZE(rows, cols) * sizeof *got) != 0) {
+                failures++;
+                note("rows4_from_matrix %zu x %zu: differ\n", rows, cols);
+            }
+            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+            for (size_t k = 0; k < rows * cols; k++) {
+                const float keep = w[k];
+                w[k] = bad[k % 4];
+                checks++;
+                if (lt_rows4_from_matrix_simd(got, w, rows, cols)) {
+                    failures++;
+                    note("rows4_from_matrix %zu x %zu: %g at %zu not seen\n", rows, cols, (double)w[k], k);
+                }
+                w[k] = keep;
+            }
+            free(w); free(got); free(want);
+        }
     static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
     for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
         for (int n_q = 1; n_q <= 9; n_q += 4)
