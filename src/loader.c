@@ -221,8 +221,15 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
      * packed, the rows this takes alone */
     const float *src = in_place(t);
     tmp = NULL;
-    if (src) note_dtype(L, t);
-    else if ((rc = read_f32(L, t, &tmp))) return rc;
+    if (src) {
+        note_dtype(L, t);
+        /* the rows not taken here are checked too: a tensor holding a NaN is refused whichever
+         * of its rows a model takes (as a copy is checked whole) */
+        const size_t end = row0 + n_rows;
+        if ((rc = check_finite(src, row0 * in_dim, t->name)) ||
+            (rc = check_finite(src + end * in_dim, (out_dim - end) * in_dim, t->name)))
+            return rc;
+    } else if ((rc = read_f32(L, t, &tmp))) return rc;
     else src = tmp;
     /* panel by panel: the 16 output rows' weights for input c are the panel's 16 consecutive
      * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
