@@ -121,10 +121,11 @@ test('sizes in messages are printed in a unit that shows them', () => {
 // writers align them), else copied first, and checked finite as they are packed: the data section
 // moved to each offset modulo 4 (spaces after the header's JSON) gives the same numbers, and a
 // non-finite weight (first, last, one inside) is refused at each: a Conv1D weight (GPT-2, 90
-// columns: five panels and a part), an nn.Linear one and an unembedding stored by groups of four
-// rows (Llama)
+// columns: five panels and a part), nn.Linear ones (Llama's; GPT-NeoX's fused 90 x 30, five panels
+// and one of 10 rows, 30 inputs: a tail of two) and an unembedding stored by groups of four rows
+// (Llama)
 for (const [name, tensor] of [['gpt2-odd', 'transformer.h.1.attn.c_attn.weight'], ['llama-tiny', 'model.layers.1.self_attn.q_proj.weight'],
-  ['llama-tiny', 'lm_head.weight']]) {
+  ['llama-tiny', 'lm_head.weight'], ['neox-odd', 'gpt_neox.layers.1.attention.query_key_value.weight']]) {
   test(`${name}: its f32 weights at every alignment in the file load the same numbers; a NaN in ${tensor} is refused at each`, () => {
     const { prompt } = readGolden(name);
     const files = readFixture(name);
