@@ -373,25 +373,28 @@ void lt_halves_to_f32_simd(float *dst, const uint8_t *src, size_t n, lt_half_kin
     else halves_to_f32(dst, src, n, LT_H_F16);
 }
 
+/* The finiteness checks of the kernels below: the bits of the largest magnitude seen so far
+ * (`most`, zeros at first), and whether they are below infinity's (every float seen finite:
+ * neither infinite nor NaN). */
+static inline __attribute__((always_inline)) v128_t track_magnitude(v128_t most, v128_t v) {
+    return wasm_u32x4_max(most, wasm_v128_and(v, wasm_i32x4_splat(0x7FFFFFFF)));
+}
+static inline __attribute__((always_inline)) bool magnitudes_finite(v128_t most) {
+    return !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+}
+
 bool lt_all_finite_simd(const float *x, size_t n) {
-    /* a float is finite unless its exponent bits are all set */
-    const v128_t exp_bits = wasm_i32x4_splat(0x7F800000);
-    v128_t bad = wasm_i32x4_splat(0);
+    v128_t most = wasm_i32x4_splat(0);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        for (size_t k = 0; k < 16; k += 4) {
-            const v128_t e = wasm_v128_and(wasm_v128_load(x + i + k), exp_bits);
-            bad = wasm_v128_or(bad, wasm_i32x4_eq(e, exp_bits));
-        }
-        if (wasm_v128_any_true(bad)) return false;
+        for (size_t k = 0; k < 16; k += 4) most = track_magnitude(most, wasm_v128_load(x + i + k));
+        if (!magnitudes_finite(most)) return false;
     }
-    return !wasm_v128_any_true(bad) && lt_all_finite_ref(x + i, n - i);
+    return lt_all_finite_ref(x + i, n - i);
 }
 
 bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t live, size_t d_in) {
     if (live < LT_PANEL) return lt_panel_from_rows_ref(p, rows, stride, live, d_in);
-    /* the largest magnitude's bits read: a float is finite while they are below infinity's */
-    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
     v128_t most = wasm_i32x4_splat(0);
     size_t i = 0;
     /* four inputs of four rows at a time: a 4 x 4 transpose */
@@ -400,8 +403,7 @@ bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
             const float *r = rows + k * stride + i;
             const v128_t r0 = wasm_v128_load(r), r1 = wasm_v128_load(r + stride), r2 = wasm_v128_load(r + 2 * stride),
                          r3 = wasm_v128_load(r + 3 * stride);
-            most = wasm_u32x4_max(most, wasm_u32x4_max(wasm_u32x4_max(wasm_v128_and(r0, magnitude), wasm_v128_and(r1, magnitude)),
-                                                       wasm_u32x4_max(wasm_v128_and(r2, magnitude), wasm_v128_and(r3, magnitude))));
+            most = track_magnitude(track_magnitude(track_magnitude(track_magnitude(most, r0), r1), r2), r3);
             const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5),
                          t2 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
             float *o = p + i * LT_PANEL + k;
@@ -411,11 +413,10 @@ bool lt_panel_from_rows_simd(float *p, const float *rows, size_t stride, size_t 
             wasm_v128_store(o + 3 * LT_PANEL, wasm_i64x2_shuffle(t2, t3, 1, 3));
         }
     const bool tail = lt_panel_from_rows_ref(p + i * LT_PANEL, rows + i, stride, live, d_in - i);
-    return tail && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+    return tail && magnitudes_finite(most);
 }
 
 bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size_t d_out) {
-    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
     v128_t most = wasm_i32x4_splat(0);
     const size_t full = d_out / LT_PANEL, rest = d_out % LT_PANEL;
     bool finite = true;
@@ -425,7 +426,7 @@ bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size
         for (size_t p = 0; p < full; p++, src += LT_PANEL, o += d_in * LT_PANEL)
             for (size_t k = 0; k < LT_PANEL; k += 4) {
                 const v128_t v = wasm_v128_load(src + k);
-                most = wasm_u32x4_max(most, wasm_v128_and(v, magnitude));
+                most = track_magnitude(most, v);
                 wasm_v128_store(o + k, v);
             }
         for (size_t k = 0; k < LT_PANEL && rest; k++) {
@@ -433,11 +434,10 @@ bool lt_panels_from_matrix_simd(float *packed, const float *w, size_t d_in, size
             finite = finite && isfinite(o[k]);
         }
     }
-    return finite && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+    return finite && magnitudes_finite(most);
 }
 
 bool lt_rows4_from_matrix_simd(float *dst, const float *w, size_t rows, size_t cols) {
-    const v128_t magnitude = wasm_i32x4_splat(0x7FFFFFFF);
     v128_t most = wasm_i32x4_splat(0);
     size_t j = 0;
     /* a group of four rows: four inputs of each row in turn, 16 floats one after another */
@@ -447,7 +447,7 @@ bool lt_rows4_from_matrix_simd(float *dst, const float *w, size_t rows, size_t c
         for (size_t i = 0; i < cols; i += 4, o += 16)
             for (size_t k = 0; k < 4; k++) {
                 const v128_t v = wasm_v128_load(r + k * cols + i);
-                most = wasm_u32x4_max(most, wasm_v128_and(v, magnitude));
+                most = track_magnitude(most, v);
                 wasm_v128_store(o + 4 * k, v);
             }
     }
@@ -461,7 +461,7 @@ bool lt_rows4_from_matrix_simd(float *dst, const float *w, size_t rows, size_t c
                     finite = finite && isfinite(*o);
                 }
     }
-    return finite && !wasm_v128_any_true(wasm_u32x4_ge(most, wasm_i32x4_splat(0x7F800000)));
+    return finite && magnitudes_finite(most);
 }
 
 /* Whether x[n] may be scaled by F16_REBIAS for f16 weights (NaN compares false: not scaled) */
