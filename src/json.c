@@ -266,8 +266,9 @@ static uint32_t name_hash(const char *s, size_t n) {
  * a hash table in the file's order (linear in n), so the first name found there already is the
  * later of the first repeated pair, as the sort finds it. Names made to collide cannot make that
  * quadratic: past JSON_PROBES_PER_NAME probes a name on average (a comparison of two names
- * counting a probe a 16 bytes) the table is dropped and the names sorted (n log n). GPT-2's tokenizer (a vocab.json of 50,257 names) loaded in 54 ms with
- * every object's names sorted, in 25 ms so. */
+ * counting a probe a 16 bytes) the table is dropped and the names sorted (n log n). GPT-2's
+ * tokenizer (a vocab.json of 50,257 names) loaded in 54 ms with every object's names sorted, in
+ * 25 ms so. */
 #define JSON_PROBES_PER_NAME 8
 static int32_t check_unique_keys(parser *p, const lt_json *v) {
     if (v->n <= 16) {

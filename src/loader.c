@@ -204,6 +204,20 @@ static const float *in_place(const lt_st_tensor *t) {
     return NULL;
 }
 
+/* Tensor t's floats for a loader that lays them out: where they lie (in_place: its dtype noted,
+ * left for the caller to check), else in a copy, checked whole, that *copy holds for the caller
+ * to free (NULL when none). NULL, with a status in *rc, on failure. */
+static const float *floats_of(lt_loader *L, const lt_st_tensor *t, float **copy, int32_t *rc) {
+    *copy = NULL;
+    *rc = LT_OK;
+    const float *x = in_place(t);
+    if (x) {
+        note_dtype(L, t);
+        return x;
+    }
+    return (*rc = read_f32(L, t, copy)) ? NULL : *copy;
+}
+
 /* Rows [row0, row0 + n_rows) of an nn.Linear weight [out_dim, in_dim], as the [in_dim, n_rows]
  * matrix that multiplies inputs, in f32 packed into column panels (for lt_k_matmul_packed). */
 static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, size_t in_dim, size_t row0,
@@ -217,20 +231,18 @@ static int32_t take_linear_f32(lt_loader *L, const char *name, size_t out_dim, s
     *out = dst;
     L->n_params += n_rows * in_dim;
     if (!dst) return LT_OK;
-    /* read where it lies when it can be (else widened into a copy), checked finite as it is
-     * packed, the rows this takes alone */
-    const float *src = in_place(t);
-    tmp = NULL;
-    if (src) {
-        note_dtype(L, t);
+    /* read where it lies when it can be (else widened into a copy), the rows this takes checked
+     * finite as they are packed */
+    const float *src = floats_of(L, t, &tmp, &rc);
+    if (!src) return rc;
+    if (!tmp) {
         /* the rows not taken here are checked too: a tensor holding a NaN is refused whichever
          * of its rows a model takes (as a copy is checked whole) */
         const size_t end = row0 + n_rows;
         if ((rc = check_finite(src, row0 * in_dim, t->name)) ||
             (rc = check_finite(src + end * in_dim, (out_dim - end) * in_dim, t->name)))
             return rc;
-    } else if ((rc = read_f32(L, t, &tmp))) return rc;
-    else src = tmp;
+    }
     /* panel by panel: the 16 output rows' weights for input c are the panel's 16 consecutive
      * floats (rows past n_rows zeros), the 16 rows read in step (four inputs of four rows at a
      * time in the SIMD build) */
@@ -427,11 +439,8 @@ int32_t lt_take_mat(lt_loader *L, const char *name, size_t rows, size_t cols, bo
         if (!dst) return LT_OK;
         /* a Conv1D weight [d_in, d_out] into its panels, read where it lies when it can be (as
          * take_linear_f32 reads), checked finite as it is packed */
-        const float *src = in_place(t);
-        tmp = NULL;
-        if (src) note_dtype(L, t);
-        else if ((rc = read_f32(L, t, &tmp))) return rc;
-        else src = tmp;
+        const float *src = floats_of(L, t, &tmp, &rc);
+        if (!src) return rc;
         rc = lt_k_panels_from_matrix(dst, src, rows, cols) ? LT_OK : check_finite(src, t->numel, t->name);
         free(tmp);
         return rc;

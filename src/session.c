@@ -258,16 +258,14 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
     return LT_OK;
 }
 
-static bool all_finite(const float *x, size_t n) { return lt_k_all_finite(x, n); }
-
 
 /* After a pass over n positions: which of the numbers it produced is not finite (the final
  * residual stream of every position, the last logits), or NULL. The captured logits of the
  * other positions are checked when they are computed, on first read. */
 static const char *first_non_finite(const lt_session *s, int32_t n) {
     const lt_model *m = s->pass.model;
-    if (!all_finite(s->pass.x, (size_t)n * m->d_model)) return "the residual stream";
-    if (!all_finite(s->pass.logits, (size_t)m->n_vocab)) return "a logit";
+    if (!lt_k_all_finite(s->pass.x, (size_t)n * m->d_model)) return "the residual stream";
+    if (!lt_k_all_finite(s->pass.logits, (size_t)m->n_vocab)) return "a logit";
     return NULL;
 }
 
@@ -351,10 +349,10 @@ int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
     }
     m->ops->encode(&s->pass, n);
     const size_t rows = (size_t)n * m->d_model;
-    bool finite = all_finite(s->pass.x, rows);
+    bool finite = lt_k_all_finite(s->pass.x, rows);
     for (int32_t l = 0; l < m->n_layer && finite; l++) {
         const size_t at = (size_t)l * m->n_ctx * m->d_model;
-        finite = all_finite(s->pass.cross_k + at, rows) && all_finite(s->pass.cross_v + at, rows);
+        finite = lt_k_all_finite(s->pass.cross_k + at, rows) && lt_k_all_finite(s->pass.cross_v + at, rows);
     }
     if (!finite) {
         s->pass.n_src = 0;
@@ -415,7 +413,7 @@ int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
         const int32_t rows = s->pass.logits_pending;
         s->pass.logits_pending = 0;
         m->ops->unembed(&s->pass, c->data, s->pass.final_rows, rows);
-        if (!all_finite(c->data, (size_t)rows * m->n_vocab)) {
+        if (!lt_k_all_finite(c->data, (size_t)rows * m->n_vocab)) {
             c->valid = false;
             return lt_fail(LT_ERR_FORMAT, "the logits of an earlier position overflowed (not finite "
                                           "numbers): the model's weights are too large to compute with");
