@@ -667,6 +667,39 @@ static void test_attention_grouped(int n_q, int q_offset, int n_kv_head, int gro
     free(scratch); free(kv);
 }
 
+/* Infinities and NaN of either sign, for the finiteness checks */
+static const float non_finite[] = {INFINITY, -INFINITY, NAN, -NAN};
+
+/* A kernel laying an [a, b] matrix out for the matmuls (size floats) against its reference: the
+ * same floats, both calling a random matrix finite; then an infinity or NaN at every place of
+ * the matrix, seen by the SIMD kernel. */
+typedef bool (*layout_fn)(float *dst, const float *w, size_t a, size_t b);
+static void test_layout(const char *what, layout_fn simd, layout_fn ref, size_t a, size_t b, size_t size) {
+    float *w = rand_array(a * b), *got = malloc(size * sizeof *got), *want = malloc(size * sizeof *want);
+    checks++;
+    if (!simd(got, w, a, b) || !ref(want, w, a, b)) {
+        failures++;
+        note("%s %zu x %zu: finite called not finite\n", what, a, b);
+    }
+    if (memcmp(got, want, size * sizeof *got) != 0) {
+        failures++;
+        note("%s %zu x %zu: differ\n", what, a, b);
+    }
+    for (size_t k = 0; k < a * b; k++) {
+        const float keep = w[k];
+        w[k] = non_finite[k % 4];
+        checks++;
+        if (simd(got, w, a, b)) {
+            failures++;
+            note("%s %zu x %zu: %g at %zu not seen\n", what, a, b, (double)w[k], k);
+        }
+        w[k] = keep;
+    }
+    free(w);
+    free(got);
+    free(want);
+}
+
 __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32_t seed) {
     rng_state = seed;
     report_len = 0;
@@ -751,7 +784,6 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
     /* the finiteness check: an infinity or a NaN of either sign at every place of arrays of
      * every length to 70, and none */
     {
-        static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
         float x[70];
         for (size_t n = 0; n <= 70; n++) {
             for (size_t i = 0; i < n; i++) x[i] = frand() * 1e30f;
@@ -762,7 +794,7 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
             }
             for (size_t at = 0; at < n; at++) {
                 const float keep = x[at];
-                x[at] = bad[(n + at) % 4];
+                x[at] = non_finite[(n + at) % 4];
                 checks++;
                 if (lt_all_finite_simd(x, n)) {
                     failures++;
@@ -788,11 +820,10 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
                 note("panel_from_rows: d_in %zu, %zu rows live, stride %zu differ\n", d_in, live, stride);
             }
             /* an infinity or NaN read (in a live row) is seen; one past the rows read is not */
-            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
-            for (size_t k = 0; k < live; k++)
+                for (size_t k = 0; k < live; k++)
                 for (size_t i = 0; i < d_in; i++) {
                     const float keep = rows[k * stride + i];
-                    rows[k * stride + i] = bad[(k + i) % 4];
+                    rows[k * stride + i] = non_finite[(k + i) % 4];
                     checks++;
                     if (lt_panel_from_rows_simd(got, rows, stride, live, d_in)) {
                         failures++;
@@ -811,62 +842,16 @@ __attribute__((used, visibility("default"))) const char *run_kernel_tests(uint32
             }
             free(rows);
         }
-    /* a Conv1D weight into its panels: every shape to 37 x 37, finite, then an infinity or NaN
-     * at every place */
+    /* a Conv1D weight into its panels: every shape to 37 x 37 */
     for (size_t d_in = 1; d_in <= 37; d_in += 3)
-        for (size_t d_out = 1; d_out <= 37; d_out++) {
-            float *w = rand_array(d_in * d_out), *got = malloc(LT_PACKED_SIZE(d_in, d_out) * sizeof *got),
-                  *want = malloc(LT_PACKED_SIZE(d_in, d_out) * sizeof *want);
-            checks++;
-            if (!lt_panels_from_matrix_simd(got, w, d_in, d_out) || !lt_panels_from_matrix_ref(want, w, d_in, d_out)) {
-                failures++;
-                note("panels_from_matrix %zu x %zu: finite called not finite\n", d_in, d_out);
-            }
-            if (memcmp(got, want, LT_PACKED_SIZE(d_in, d_out) * sizeof *got) != 0) {
-                failures++;
-                note("panels_from_matrix %zu x %zu: differ\n", d_in, d_out);
-            }
-            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
-            for (size_t k = 0; k < d_in * d_out; k++) {
-                const float keep = w[k];
-                w[k] = bad[k % 4];
-                checks++;
-                if (lt_panels_from_matrix_simd(got, w, d_in, d_out)) {
-                    failures++;
-                    note("panels_from_matrix %zu x %zu: %g at %zu not seen\n", d_in, d_out, (double)w[k], k);
-                }
-                w[k] = keep;
-            }
-            free(w); free(got); free(want);
-        }
-    /* a matrix into groups of four rows: every row count to 13, widths of 4 to 36, finite, then
-     * an infinity or NaN at every place */
+        for (size_t d_out = 1; d_out <= 37; d_out++)
+            test_layout("panels_from_matrix", lt_panels_from_matrix_simd, lt_panels_from_matrix_ref, d_in, d_out,
+                        LT_PACKED_SIZE(d_in, d_out));
+    /* a matrix into groups of four rows: every row count to 13, widths of 4 to 36 */
     for (size_t rows = 1; rows <= 13; rows++)
-        for (size_t cols = 4; cols <= 36; cols += 4) {
-            float *w = rand_array(rows * cols), *got = malloc(LT_ROWS4_SIZE(rows, cols) * sizeof *got),
-                  *want = malloc(LT_ROWS4_SIZE(rows, cols) * sizeof *want);
-            checks++;
-            if (!lt_rows4_from_matrix_simd(got, w, rows, cols) || !lt_rows4_from_matrix_ref(want, w, rows, cols)) {
-                failures++;
-                note("rows4_from_matrix %zu x %zu: finite called not finite\n", rows, cols);
-            }
-            if (memcmp(got, want, LT_ROWS4_SIZE(rows, cols) * sizeof *got) != 0) {
-                failures++;
-                note("rows4_from_matrix %zu x %zu: differ\n", rows, cols);
-            }
-            static const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
-            for (size_t k = 0; k < rows * cols; k++) {
-                const float keep = w[k];
-                w[k] = bad[k % 4];
-                checks++;
-                if (lt_rows4_from_matrix_simd(got, w, rows, cols)) {
-                    failures++;
-                    note("rows4_from_matrix %zu x %zu: %g at %zu not seen\n", rows, cols, (double)w[k], k);
-                }
-                w[k] = keep;
-            }
-            free(w); free(got); free(want);
-        }
+        for (size_t cols = 4; cols <= 36; cols += 4)
+            test_layout("rows4_from_matrix", lt_rows4_from_matrix_simd, lt_rows4_from_matrix_ref, rows, cols,
+                        LT_ROWS4_SIZE(rows, cols));
     static const int dheads[] = {1, 3, 4, 5, 10, 16, 17, 20, 33, 64};
     for (size_t a = 0; a < sizeof dheads / sizeof *dheads; a++)
         for (int n_q = 1; n_q <= 9; n_q += 4)
