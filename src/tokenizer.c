@@ -55,10 +55,21 @@ static uint32_t hash_u64(uint64_t x) {
     return (uint32_t)x;
 }
 
+/* The tables below use open addressing, and their keys come from files and prompts. A file can
+ * be written so that its keys share slots (FNV-1a's low bits are easy to collide): 32,768 such
+ * tokens took 1.4 s to load, and the time grows with the square of their count, so a vocabulary
+ * of 256K would take minutes. So a key from a file goes at most MAX_PROBE slots past its hash's
+ * slot, or the file is refused, and a lookup stops past the farthest any key went. At these
+ * tables' load (half full at most) real keys go a few slots: a run of 256 full slots has odds
+ * below 1e-20. The pre-token cache, whose keys a prompt gives, skips a word past CACHE_PROBE. */
+#define MAX_PROBE 256
+#define CACHE_PROBE 32
+
 /* token bytes -> id, open addressing over the tokenizer's own token table */
 typedef struct {
     int32_t *slots; /* id, or -1 for empty */
     uint32_t mask;
+    uint32_t reach; /* the most slots any key lies past its hash's */
 } id_map;
 
 /* (left id, right id) -> merge rank and merged id */
@@ -66,6 +77,7 @@ typedef struct {
     uint64_t *keys; /* left << 32 | right, or UINT64_MAX for empty */
     int32_t *rank, *merged;
     uint32_t mask;
+    uint32_t reach; /* the most slots any key lies past its hash's */
     int32_t n;
 } pair_map;
 
@@ -140,26 +152,40 @@ static bool map_init(id_map *m, size_t n) {
 
 static int32_t map_find(const lt_tokenizer *t, const uint8_t *s, size_t n) {
     const id_map *m = &t->vocab;
-    for (uint32_t i = hash_bytes(s, n) & m->mask;; i = (i + 1) & m->mask) {
+    uint32_t i = hash_bytes(s, n) & m->mask;
+    for (uint32_t k = 0; k <= m->reach; k++, i = (i + 1) & m->mask) {
         int32_t id = m->slots[i];
         if (id < 0) return -1;
         if (t->token_len[id] == n && memcmp(t->token[id], s, n) == 0) return id;
     }
+    return -1;
 }
 
-/* Insert id under its bytes; false if those bytes already have an id. */
-static bool map_insert(lt_tokenizer *t, int32_t id) {
+enum { MAP_ADDED, MAP_TAKEN, MAP_CROWDED };
+
+/* Insert id under its bytes: MAP_TAKEN if those bytes already have an id, MAP_CROWDED if every
+ * slot within MAX_PROBE of its hash's is full (a file made to collide). */
+static int map_insert(lt_tokenizer *t, int32_t id) {
     id_map *m = &t->vocab;
-    for (uint32_t i = hash_bytes(t->token[id], t->token_len[id]) & m->mask;; i = (i + 1) & m->mask) {
+    uint32_t i = hash_bytes(t->token[id], t->token_len[id]) & m->mask;
+    for (uint32_t k = 0; k <= MAX_PROBE; k++, i = (i + 1) & m->mask) {
         int32_t other = m->slots[i];
         if (other < 0) {
             m->slots[i] = id;
-            return true;
+            if (k > m->reach) m->reach = k;
+            return MAP_ADDED;
         }
         if (t->token_len[other] == t->token_len[id] &&
             memcmp(t->token[other], t->token[id], t->token_len[id]) == 0)
-            return false;
+            return MAP_TAKEN;
     }
+    return MAP_CROWDED;
+}
+
+static int32_t fail_crowded(const char *what, const char *kind) {
+    return lt_fail(LT_ERR_FORMAT, "%s: its %s crowd lantern's lookup table (one found its slot and the %d after it "
+                                  "taken), as a file made to collide would: refused, where loading it could take minutes",
+                   what, kind, MAX_PROBE);
 }
 
 static bool pairs_init(pair_map *p, size_t n) {
@@ -174,17 +200,22 @@ static bool pairs_init(pair_map *p, size_t n) {
     return true;
 }
 
-static uint32_t pair_slot(const pair_map *p, int32_t a, int32_t b) {
-    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+/* The slot of pair (a, b), or of the empty slot where it would go; UINT32_MAX if it is not
+ * within `limit` slots of its hash's (absent, for a lookup past the table's reach). */
+static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
+
+static uint32_t pair_slot(const pair_map *p, int32_t a, int32_t b, uint32_t limit) {
+    uint64_t key = pair_key(a, b);
     uint32_t i = hash_u64(key) & p->mask;
-    while (p->keys[i] != UINT64_MAX && p->keys[i] != key) i = (i + 1) & p->mask;
-    return i;
+    for (uint32_t k = 0; k <= limit; k++, i = (i + 1) & p->mask)
+        if (p->keys[i] == UINT64_MAX || p->keys[i] == key) return i;
+    return UINT32_MAX;
 }
 
 static bool pair_find(const pair_map *p, int32_t a, int32_t b, int32_t *rank, int32_t *merged) {
     if (!p->keys) return false;
-    uint32_t i = pair_slot(p, a, b);
-    if (p->keys[i] == UINT64_MAX) return false;
+    uint32_t i = pair_slot(p, a, b, p->reach);
+    if (i == UINT32_MAX || p->keys[i] == UINT64_MAX) return false;
     *rank = p->rank[i];
     *merged = p->merged[i];
     return true;
@@ -480,8 +511,9 @@ static int32_t load_vocab(lt_tokenizer *t, const lt_json *vocab, const char *wha
         t->token[id] = token_from_string(key, klen, t->spm ? SPELL_SPM : t->kind == KIND_BPE ? SPELL_BYTE_LEVEL : SPELL_RAW,
                                          &t->token_len[id]);
         if (!t->token[id]) return tok_fail_oom();
-        if (!map_insert(t, id))
-            return lt_fail(LT_ERR_FORMAT, "%s: token \"%.40s\" appears twice", what, key);
+        int placed = map_insert(t, id);
+        if (placed == MAP_TAKEN) return lt_fail(LT_ERR_FORMAT, "%s: token \"%.40s\" appears twice", what, key);
+        if (placed == MAP_CROWDED) return fail_crowded(what, "tokens");
     }
     return LT_OK;
 }
@@ -549,12 +581,17 @@ static int32_t add_merge(lt_tokenizer *t, const char *a, size_t alen, const char
     if (ia < 0 || ib < 0 || iab < 0)
         return lt_fail(LT_ERR_FORMAT, "%s: merge %d (\"%.*s %.*s\") uses or makes a token missing from the vocabulary",
                        what, (int)rank + 1, (int)(alen > 40 ? 40 : alen), a, (int)(blen > 40 ? 40 : blen), b);
-    uint32_t slot = pair_slot(&t->merges, ia, ib);
-    if (t->merges.keys[slot] == UINT64_MAX) { /* a repeated pair keeps its first (best) rank */
-        t->merges.keys[slot] = (uint64_t)(uint32_t)ia << 32 | (uint32_t)ib;
-        t->merges.rank[slot] = rank;
-        t->merges.merged[slot] = iab;
-        t->merges.n++;
+    pair_map *p = &t->merges;
+    uint32_t slot = pair_slot(p, ia, ib, MAX_PROBE);
+    if (slot == UINT32_MAX) return fail_crowded(what, "merges");
+    if (p->keys[slot] == UINT64_MAX) { /* a repeated pair keeps its first (best) rank */
+        uint64_t key = pair_key(ia, ib);
+        uint32_t past = (slot - (hash_u64(key) & p->mask)) & p->mask;
+        if (past > p->reach) p->reach = past;
+        p->keys[slot] = key;
+        p->rank[slot] = rank;
+        p->merged[slot] = iab;
+        p->n++;
     }
     return LT_OK;
 }
@@ -886,8 +923,11 @@ int32_t lt_tokenizer_load_json(const char *json, size_t len, lt_tokenizer **out)
             if (!t->token[id]) { rc = tok_fail_oom(); goto done; }
             memcpy(t->token[id], content->string, content->string_len);
             t->token_len[id] = (uint32_t)content->string_len;
-            if (!map_insert(t, id)) {
-                rc = lt_fail(LT_ERR_FORMAT, "%s: added token \"%.40s\" is also another token", what, content->string);
+            int placed = map_insert(t, id);
+            if (placed != MAP_ADDED) {
+                rc = placed == MAP_CROWDED ? fail_crowded(what, "tokens")
+                                           : lt_fail(LT_ERR_FORMAT, "%s: added token \"%.40s\" is also another token",
+                                                     what, content->string);
                 goto done;
             }
         }
@@ -1143,11 +1183,16 @@ static bool bpe_pretoken(lt_tokenizer *t, const uint8_t *s, size_t n, size_t bas
             c->mask = (1u << 16) - 1;
         }
         h = hash_bytes(s, n);
-        for (slot = h & c->mask; c->slots[slot]; slot = (slot + 1) & c->mask) {
+        slot = h & c->mask;
+        for (uint32_t k = 0; c->slots[slot]; k++, slot = (slot + 1) & c->mask) {
+            if (k == CACHE_PROBE) { /* crowded: this word goes uncached */
+                cacheable = false;
+                break;
+            }
             const struct cache_entry *e = &c->entries[c->slots[slot] - 1];
             if (e->key_len == n && memcmp(c->keys + e->key_at, s, n) == 0) {
-                for (uint32_t k = 0; k < e->n_ids; k++)
-                    if (!emit(t, c->ids[e->ids_at + k], 0, 0)) return false;
+                for (uint32_t q = 0; q < e->n_ids; q++)
+                    if (!emit(t, c->ids[e->ids_at + q], 0, 0)) return false;
                 goto offsets;
             }
         }

@@ -298,6 +298,80 @@ test('a vocabulary whose ids are sparse is refused: a few bytes may not cost gig
   gaps.free();
 });
 
+test('a vocabulary or merges made to collide in the lookup tables are refused, not loaded for minutes', () => {
+  // src/tokenizer.c hashes token bytes with FNV-1a, whose low bits are easy to collide: before
+  // the tables bounded their probes, 32,768 such tokens took 1.4 s to load and 256K would take
+  // minutes. Tokens of eleven 3-letter blocks, each block one of two with the same effect on the
+  // hash's low 16 bits, give 2048 tokens in one slot of any table up to 65,536 slots.
+  const fnv = (bytes, h = 2166136261) => { for (const b of bytes) h = Math.imul(h ^ b, 16777619) >>> 0; return h; };
+  const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const blocks = [];
+  let state = 2166136261;
+  while (blocks.length < 11) {
+    const seen = new Map();
+    search: for (const x of letters) for (const y of letters) for (const z of letters) {
+      const h = fnv(Buffer.from(x + y + z), state), low = h & 0xffff;
+      if (seen.has(low)) { blocks.push([seen.get(low), x + y + z]); state = h; break search; }
+      seen.set(low, x + y + z);
+    }
+  }
+  const colliding = Array.from({ length: 2048 }, (_, i) => blocks.map((pair, b) => pair[(i >> b) & 1]).join(''));
+  assert.equal(new Set(colliding).size, 2048);
+  assert.equal(new Set(colliding.map((t) => fnv(Buffer.from(t)) & 0xffff)).size, 1);
+  // GPT-2's spelling of the 256 bytes (printable Latin-1 as itself, the rest from U+0100 on)
+  const spell = [];
+  for (let b = 0, extra = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    spell.push(String.fromCodePoint(printable ? b : 256 + extra++));
+  }
+  const vocabOf = (tokens) => JSON.stringify(Object.fromEntries([...spell, ...tokens].map((t, i) => [t, i])));
+  const crowded = /vocab\.json: its tokens crowd lantern's lookup table \(one found its slot and the 256 after it taken\), as a file made to collide would/;
+  refuses(() => L.loadTokenizer({ vocab: vocabOf(colliding), merges: '#version: 0.2\n' }), crowded);
+  // the same number of tokens of the same length, not made to collide, load
+  const plain = colliding.map((t, i) => `${i}`.padStart(33, 'x'));
+  const ok = L.loadTokenizer({ vocab: vocabOf(plain), merges: '#version: 0.2\n' });
+  assert.deepEqual(plain.map((t) => ok.tokenId(t)), plain.map((_, i) => 256 + i));
+  ok.free();
+  // as tokenizer.json's added tokens (512 of them, for few ids past the vocabulary's)
+  const json = (added) => JSON.stringify({
+    model: { type: 'BPE', vocab: Object.fromEntries(spell.map((t, i) => [t, i])), merges: [] },
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false },
+    added_tokens: added.map((content, i) => ({ id: 256 + i, content, special: true })),
+  });
+  refuses(() => L.loadTokenizer({ tokenizerJson: json(colliding.slice(0, 512)) }), /tokenizer\.json: its tokens crowd lantern's lookup table/);
+  const added = L.loadTokenizer({ tokenizerJson: json(plain.slice(0, 512)) });
+  assert.equal(added.tokenId(plain[511]), 256 + 511);
+  added.free();
+
+  // merges: pairs of byte tokens whose (left, right) ids hash (src/tokenizer.c's hash_u64) into
+  // the first eighth of a 2048-slot table, 512 of them, each merging into a token of its own
+  const mix = (a, b) => {
+    let x = (BigInt(a) << 32n) | BigInt(b);
+    x ^= x >> 33n;
+    x = (x * 0xff51afd7ed558ccdn) & 0xffffffffffffffffn;
+    x ^= x >> 33n;
+    return Number(x & 0xffffffffn);
+  };
+  const pairs = [];
+  for (let a = 0; a < 256 && pairs.length < 512; a++)
+    for (let b = 0; b < 256 && pairs.length < 512; b++) if ((mix(a, b) & 2047) < 256) pairs.push([a, b]);
+  assert.equal(pairs.length, 512);
+  const mergesOf = (list) => `#version: 0.2\n${list.map(([a, b]) => `${spell[a]} ${spell[b]}`).join('\n')}\n`;
+  refuses(() => L.loadTokenizer({ vocab: vocabOf(pairs.map(([a, b]) => spell[a] + spell[b])), merges: mergesOf(pairs) }),
+    /merges\.txt: its merges crowd lantern's lookup table/);
+  // as many merges spread over the table load, and merge
+  const spread = [];
+  const taken = new Set();
+  for (let a = 0; spread.length < 512; a = (a + 1) % 256) {
+    const b = (a * 7 + spread.length) % 256;
+    if (!taken.has(a * 256 + b)) { taken.add(a * 256 + b); spread.push([a, b]); }
+  }
+  const merged = L.loadTokenizer({ vocab: vocabOf(spread.map(([a, b]) => spell[a] + spell[b])), merges: mergesOf(spread) });
+  const at = spread.findIndex(([a, b]) => a > 0x20 && a < 0x7f && b > 0x20 && b < 0x7f);
+  assert.deepEqual([...merged.encode(String.fromCharCode(...spread[at]))], [256 + at]);
+  merged.free();
+});
+
 test('a header of a million entries is refused from its entry count, before its JSON is built', () => {
   const n = 1_000_000;
   const parts = new Array(n);
