@@ -133,7 +133,30 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   await ready(page);
   await page.waitForFunction(() => /generation stopped/.test(document.getElementById('speed').textContent));
   assert.equal(await chipCount(page), 256);
+  // and so does a candidate clicked there: nothing is appended past the context
+  await page.click('#top tbody tr');
+  await page.waitForFunction(() => /no token can be appended/.test(document.getElementById('speed').textContent));
+  assert.equal(await chipCount(page), 256);
+  assert.equal(new URL(page.url()).searchParams.get('steps'), null);
+  assert.equal(await page.textContent('#error'), '');
   await page.screenshot({ path: `${SHOTS}page-256.png` });
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
+test('an address whose tokens run past the context shows them up to the limit, the rest in the history', async () => {
+  // induction reads 64 tokens (one a character): a 28-character prompt and 39 tokens after it, 3 too many
+  const steps = [39, 26, 22, 20, 18, 11, 16, 51, 28, 52, 40, 35, 58, 4, 46, 61, 6, 8, 13, 59, 39, 26, 22, 20, 18, 11, 16, 51, 28, 52, 40, 35, 58, 4, 46, 61, 6, 8, 9];
+  const { page, errors } = await openPage(`?model=induction&prompt=5dT8fhm6MzvtrkpYBZNI5dT8fhm6&steps=${steps}`);
+  await page.waitForFunction(() => /view stops 3 tokens earlier/.test(document.getElementById('speed').textContent));
+  assert.equal(await page.textContent('#error'), '');
+  assert.equal(await chipCount(page), 64);
+  assert.equal(await page.$$eval('#history li', (l) => l.length), steps.length + 1);
+  assert.equal(new URL(page.url()).searchParams.get('hist'), '36');
+  assert.ok(await page.$$eval('#top tbody tr', (r) => r.length) > 0, 'the probabilities at the last position that fits');
+  // a prompt too long on its own is still an error (no generated token to stop before)
+  await page.fill('#prompt', 'x'.repeat(70));
+  await page.waitForFunction(() => /70 tokens do not fit/.test(document.getElementById('error').textContent));
   assert.deepEqual(errors, []);
   await shared.release(page);
 });

@@ -399,6 +399,8 @@ function requestView() {
 /** Append a token after the shown position: a branch drops the steps beyond it. */
 function append(id) {
   if (client.generating) return;
+  // a full context takes no more tokens (as Step and Generate stop at once there)
+  if (view && view.T >= view.nCtx) { setSpeed(() => t('fullNoAppend', view.nCtx)); return; }
   store.set({ steps: [...S.steps.slice(0, shownSteps()), id], hist: null });
 }
 
@@ -472,6 +474,15 @@ function onError(d) {
     pendingFilesName = null;
     $('error').textContent = t('loadFailed', message);
     document.body.dataset.loadError = d.message;
+    return;
+  }
+  // the tokens after the prompt run past the context (an address made at a full context, or a
+  // prompt made longer): the view stops where they fit, and the history keeps the rest
+  const over = (d.code === 'too-long' || d.code === 'target-too-long') && d.during === 'view' ? d.args.n - d.args.max : 0;
+  if (over > 0 && over <= shownSteps()) {
+    store.set({ hist: shownSteps() - over });
+    setSpeed(() => t('stepsOver', over, d.args.max));
+    $('speed').dataset.full = 'true'; // (said: the view there fills the context)
     return;
   }
   $('error').textContent = message;
