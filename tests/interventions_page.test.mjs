@@ -126,3 +126,22 @@ test('中文, the lens and the attribution with a head ablated, on a 400 px phon
   await page.screenshot({ path: `${SHOTS}ablate-zh-400.png` });
   assert.deepEqual(errors, []);
 });
+
+test('a preset, or another model, starts without the ablations and picked tokens of the one before', async () => {
+  // the induction preset on the induction model with its induction head zeroed: the classic example, unedited
+  const { page, errors } = await openPage(`?model=induction&engine=strict&ablate=1.0z&dla=5&metric=3,4&prompt=${PROMPT}`);
+  await page.waitForFunction(() => Number(document.querySelector('#top tbody tr').cells[2].textContent) < 0.5);
+  await page.selectOption('#presets', 'induction');
+  await page.waitForFunction(() => Number(document.querySelector('#top tbody tr').cells[2].textContent) > 0.9);
+  await ready(page);
+  for (const name of ['ablate', 'dla', 'metric']) assert.equal(param(page, name), null, `${name}= after the preset`);
+  // the model menu: heads and token ids named for one model mean nothing in another
+  await page.goto(`${origin}/web/?model=austen&engine=strict&ablate=1.0z&dla=5&target=7&corrupt=x`);
+  await ready(page);
+  assert.equal(param(page, 'ablate'), '1.0z');
+  await page.selectOption('#model', 'poetry');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'poetry');
+  await ready(page);
+  for (const name of ['ablate', 'dla', 'target', 'corrupt']) assert.equal(param(page, name), null, `${name}= after the model changed`);
+  assert.deepEqual(errors, []);
+});

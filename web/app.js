@@ -93,6 +93,10 @@ let streamFrame = 0;
 const displayOf = new Map(); // token id -> display text, for the history's labels
 const translating = () => info?.family === 'transformer';
 const shownSteps = () => (S.hist == null ? S.steps.length : S.hist);
+/** What belongs to one model's text and vocabulary, cleared when another model comes: its steps,
+ * the head ablations (heads of this model), the token ids the interventions and the residual view
+ * are toward, patching's corrupted prompt, and the positions picked. */
+const FRESH_MODEL = { steps: [], hist: null, ablate: [], metric: null, dla: null, target: null, corrupt: null, query: null, key: null };
 
 // ---------------------------------------------------------------- views
 
@@ -514,11 +518,11 @@ function onLoaded(d) {
   quiet = true;
   if (d.origin === 'files') {
     const keep = S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
-    store.set({ model: 'files', filesName: pendingFilesName, ...(keep ? {} : { steps: [], hist: null }) });
+    store.set({ model: 'files', filesName: pendingFilesName, ...(keep ? {} : FRESH_MODEL) });
   }
   if (d.origin === 'url') {
     const keep = S.model === 'url' && S.modelUrl === d.base; // the model this page's URL names
-    store.set({ model: 'url', modelUrl: d.base, precision: d.precision === 'int8' ? 'int8' : null, ...(keep ? {} : { steps: [], hist: null }) });
+    store.set({ model: 'url', modelUrl: d.base, precision: d.precision === 'int8' ? 'int8' : null, ...(keep ? {} : FRESH_MODEL) });
   }
   if (S.temperature == null) store.set({ temperature: translating() ? 0 : 1 });
   const nLayers = translating() && S.attn === 'encoder' ? info.n_encoder_layers : info.n_layer;
@@ -676,7 +680,7 @@ $('url-cancel').addEventListener('click', () => {
   pendingUrl = null;
   if (previous) restorePrevious();
   else { // nothing was loaded (the page opened on this URL): the first shipped model instead
-    store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, steps: [], hist: null });
+    store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, ...FRESH_MODEL });
     fillModelMenu();
     loadModel(MODELS[0]);
   }
@@ -834,7 +838,7 @@ $('stop').addEventListener('click', () => { translateAgain = false; client.stop(
 $('model').addEventListener('change', () => {
   const model = MODELS.find((m) => m.id === $('model').value);
   if (!model) return;
-  store.set({ model: model.id, filesName: null, prompt: model.prompt, steps: [], hist: null, temperature: model.translator ? 0 : (translating() ? 1 : S.temperature) });
+  store.set({ model: model.id, filesName: null, prompt: model.prompt, ...FRESH_MODEL, temperature: model.translator ? 0 : (translating() ? 1 : S.temperature) });
   fillModelMenu();
   loadModel(model);
 });

@@ -37,12 +37,14 @@ export const PRESETS = [
   { id: 'austen', model: 'austen', prompt: 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a', view: 'residual', layer: 0, head: 0 },
 ];
 
-/** The state patch of a preset: a fresh text (no steps, no history), the newest token selected. */
+/** The state patch of a preset: a fresh text (no steps, no history), the newest token selected,
+ * and the model as it is (no head ablated, the interventions' tokens their defaults). */
 export function presetPatch(id) {
   const p = PRESETS.find((x) => x.id === id);
   if (!p) return null;
   return {
     model: p.model, filesName: null, prompt: p.prompt, steps: [], hist: null, view: p.view, layer: p.layer, head: p.head,
     mean: false, stage: 'pattern', query: null, key: null, target: null, guide: null, ...(p.attn ? { attn: p.attn } : {}),
+    ablate: [], metric: null, dla: null, corrupt: null,
   };
 }
