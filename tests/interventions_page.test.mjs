@@ -143,5 +143,17 @@ test('a preset, or another model, starts without the ablations and picked tokens
   await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'poetry');
   await ready(page);
   for (const name of ['ablate', 'dla', 'target', 'corrupt']) assert.equal(param(page, name), null, `${name}= after the model changed`);
+  // a scale factor out of range is marked and said; a click scales by the last one in range
+  await page.$eval('#ablate-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#ablate-grid button[data-layer="0"][data-head="0"]');
+  await page.check('#ablate-mode input[value="s"]');
+  await page.fill('#ablate-factor', '2');
+  await page.fill('#ablate-factor', '1e9');
+  assert.equal(await page.getAttribute('#ablate-factor', 'aria-invalid'), 'true');
+  assert.equal(await page.textContent('#ablate-factor-msg'), 'The factor takes a number from -1,000,000 to 1,000,000: a click scales by 2.');
+  await page.click('#ablate-grid button[data-layer="0"][data-head="0"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('ablate') === '0.0s2');
+  assert.equal(await page.inputValue('#ablate-factor'), '2', 'left, the field shows the factor in use');
+  assert.equal(await page.textContent('#ablate-factor-msg'), '');
   assert.deepEqual(errors, []);
 });

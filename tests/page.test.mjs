@@ -144,6 +144,28 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   await shared.release(page);
 });
 
+test('a sampling field given a value it cannot take says so, and shows the value in use when left', async () => {
+  const { page, errors } = await openPage('?model=induction');
+  const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));
+  await page.fill('#temperature', '-1');
+  assert.deepEqual(await field('temperature'), { value: '-1', invalid: 'true' });
+  assert.equal(await page.textContent('#field-msg'), 'temperature takes 0 (greedy) or a number from 0.000001 to 1,000,000: the model keeps 1.');
+  await page.fill('#topk', '1.5'); // (the temperature field is left: it shows 1 again)
+  assert.deepEqual(await field('temperature'), { value: '1', invalid: 'false' });
+  assert.deepEqual(await field('topk'), { value: '1.5', invalid: 'true' });
+  assert.match(await page.textContent('#field-msg'), /^top-k takes a whole number from 0 \(0: every token\): the model keeps 0\.$/);
+  await page.press('#topk', 'Enter');
+  assert.deepEqual(await field('topk'), { value: '0', invalid: 'false' });
+  await page.fill('#topp', '0.5'); // a value it takes: taken as typed, and the words go
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('topp') === '0.5');
+  assert.equal(await page.getAttribute('#topp', 'aria-invalid'), 'false');
+  assert.equal(await page.isVisible('#field-msg'), false);
+  assert.equal(new URL(page.url()).searchParams.get('temperature'), '1');
+  assert.equal(new URL(page.url()).searchParams.get('topk'), '0');
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
 test('an address whose tokens run past the context shows them up to the limit, the rest in the history', async () => {
   // induction reads 64 tokens (one a character): a 28-character prompt and 39 tokens after it, 3 too many
   const steps = [39, 26, 22, 20, 18, 11, 16, 51, 28, 52, 40, 35, 58, 4, 46, 61, 6, 8, 13, 59, 39, 26, 22, 20, 18, 11, 16, 51, 28, 52, 40, 35, 58, 4, 46, 61, 6, 8, 9];

@@ -802,15 +802,31 @@ $('prompt').addEventListener('input', () => {
     if (client.generating) { translateAgain = true; client.stop(); } else translate();
   }
 });
-const numeric = (id, key, parse = Number, ok = () => true) => $(id).addEventListener('input', () => {
-  const v = parse($(id).value);
-  if ($(id).value !== '' && Number.isFinite(v) && ok(v)) store.set({ [key]: v });
-});
-numeric('temperature', 'temperature', Number, validTemperature);
-numeric('output-temperature', 'temperature', Number, validTemperature);
-numeric('topk', 'topK', (v) => Math.round(Number(v)), validTopK);
-numeric('topp', 'topP', Number, validTopP);
-numeric('seed', 'seed', (v) => Math.round(Number(v)), validSeed);
+/** A number field of the state: a value it takes is taken as typed; one it cannot take marks the
+ * field invalid and says what it takes while the model keeps the value before, and leaving the
+ * field (or Enter) shows that value again. The words stay until the state next changes: gone at
+ * once, they would move the page under a click that left the field. */
+const numeric = (id, key, ok, label = key) => {
+  const e = $(id);
+  e.addEventListener('input', () => {
+    const v = Number(e.value);
+    const valid = e.value !== '' && Number.isFinite(v) && ok(v);
+    e.setAttribute('aria-invalid', String(!valid));
+    $('field-msg').textContent = valid ? '' : t('fieldInvalid', t(label), t(`fieldRange.${key}`), S[key] ?? 1);
+    if (valid) store.set({ [key]: v });
+  });
+  e.addEventListener('change', () => {
+    if (e.getAttribute('aria-invalid') !== 'true') return;
+    e.setAttribute('aria-invalid', 'false');
+    e.value = String(S[key] ?? 1);
+  });
+};
+store.subscribe(() => { $('field-msg').textContent = ''; });
+numeric('temperature', 'temperature', validTemperature);
+$('output-temperature').addEventListener('input', () => store.set({ temperature: Number($('output-temperature').value) })); // (a slider: in range)
+numeric('topk', 'topK', validTopK);
+numeric('topp', 'topP', validTopP);
+numeric('seed', 'seed', validSeed);
 $('layer').addEventListener('input', () => store.set({ layer: Number($('layer').value) }));
 $('head').addEventListener('input', () => store.set({ head: Number($('head').value) }));
 $('steps-layer').addEventListener('input', () => store.set({ layer: Number($('steps-layer').value) }));
@@ -962,7 +978,7 @@ function loadLate() {
       ffnView = block.createFfn({ root: $('ffn'), query: $('ffn-query'), onQuery: pickQuery });
       outputView = out.createOutput({ root: $('output'), query: $('output-query'), onQuery: pickQuery });
       ablateView = ablate.createAblate({
-        root: $('ablate'), grid: $('ablate-grid'), mode: $('ablate-mode'), factor: $('ablate-factor'), clear: $('ablate-clear'), summary: $('ablate-summary'),
+        root: $('ablate'), grid: $('ablate-grid'), mode: $('ablate-mode'), factor: $('ablate-factor'), factorMsg: $('ablate-factor-msg'), clear: $('ablate-clear'), summary: $('ablate-summary'),
         onToggle: (layer, head, mode, factor) => {
           const had = S.ablate.find((x) => sameHead(x, layer, head));
           const rest = S.ablate.filter((x) => !sameHead(x, layer, head));

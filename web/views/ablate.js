@@ -8,7 +8,7 @@ import { t } from '../i18n.js';
 
 const MARK = { z: '0', m: 'μ', s: '×' };
 
-export function createAblate({ root, grid, mode, factor, clear, summary, onToggle, onClear }) {
+export function createAblate({ root, grid, mode, factor, factorMsg, clear, summary, onToggle, onClear }) {
   const g = gate('ablate');
   const gg = gate('ablate-grid');
   let s = null, list = [], dims = null;
@@ -20,10 +20,26 @@ export function createAblate({ root, grid, mode, factor, clear, summary, onToggl
   clear.addEventListener('click', () => onClear());
   mode.addEventListener('change', () => { factor.disabled = modeOf() !== 's'; });
 
+  // the factor a click scales by: the last valid one typed (a number the URL holds, |f| <= 1e6);
+  // one out of range marks the field and says so, and leaving the field shows the one in use (the
+  // words stay until a click: gone at once, they would move the grid under the click)
+  let scale = 0.5;
+  factor.addEventListener('input', () => {
+    const f = Number(factor.value);
+    const valid = factor.value !== '' && Number.isFinite(f) && Math.abs(f) <= 1e6;
+    if (valid) scale = f;
+    factor.setAttribute('aria-invalid', String(!valid));
+    factorMsg.textContent = valid ? '' : t('iv.factorInvalid', scale);
+  });
+  factor.addEventListener('change', () => {
+    if (factor.getAttribute('aria-invalid') !== 'true') return;
+    factor.setAttribute('aria-invalid', 'false');
+    factor.value = String(scale);
+  });
   const modeOf = () => mode.querySelector('input:checked')?.value ?? 'z';
   function toggle(layer, head) {
-    const f = Number(factor.value);
-    onToggle(layer, head, modeOf(), Number.isFinite(f) && Math.abs(f) <= 1e6 ? f : 0.5);
+    factorMsg.textContent = '';
+    onToggle(layer, head, modeOf(), scale);
   }
   const labelOf = (a) => (a.mode === 's' ? t('iv.scaledBy', a.factor) : t(`iv.modes.${a.mode}`));
 
