@@ -448,6 +448,12 @@ test('translate mode: the end of the translation is said, and characters outside
   assert.deepEqual(await page.$$eval('#tokens .chip.unk', (els) => els.map((e) => e.textContent)), ['<unk>']);
   assert.equal(await page.isVisible('#unknown'), true);
   assert.match(await page.textContent('#unknown'), /1 character is not in the model's vocabulary/);
+  // an earlier step of the history: the translation so far, not said to be in progress
+  await page.click('#history li:nth-child(2)');
+  await page.waitForFunction(() => document.getElementById('translation').dataset.finished === 'false');
+  await ready(page);
+  assert.match(await page.textContent('#translation'), / …$/);
+  assert.doesNotMatch(await page.textContent('#translation'), /translating/);
   assert.deepEqual(errors, []);
   await shared.release(page);
 });

@@ -102,7 +102,7 @@ const FRESH_MODEL = { steps: [], hist: null, ablate: [], metric: null, dla: null
 
 const text = createText({
   prose: $('prose'), chips: $('tokens'), targetChips: $('target-tokens'), translation: $('translation'),
-  done: $('translation-done'), info: $('token-info'), notice: $('unknown'), prompt: Object.assign(() => S.prompt ?? '', {
+  done: $('translation-done'), info: $('token-info'), notice: $('unknown'), decoding: () => client.generating, prompt: Object.assign(() => S.prompt ?? '', {
     select: (a, b) => { if (document.activeElement !== $('prompt')) $('prompt').setSelectionRange(a, b); },
   }),
 });

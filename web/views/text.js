@@ -6,7 +6,7 @@
 import { gate, roving } from './common.js';
 import { t } from '../i18n.js';
 
-export function createText({ prose, chips, targetChips, translation, done, info, notice, prompt }) {
+export function createText({ prose, chips, targetChips, translation, done, info, notice, prompt, decoding = () => false }) {
   const g = gate('tokens');
   const navSrc = roving(chips, '.chip');
   const navTgt = roving(targetChips, '.chip');
@@ -88,7 +88,9 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       shownTokens = [];
       chips.replaceChildren(...view.srcTokens.map((tok, i) => chip(tok, i, t('whereSource'))));
       targetChips.replaceChildren(...view.tokens.map((tok, i) => chip(tok, i, t('whereTarget'))));
-      translation.textContent = view.translation + (view.finished ? '' : ` ${t('translating')}`);
+      // an unfinished translation is being written only while the decoder runs (else it was
+      // stopped, or an earlier step of the history is shown)
+      translation.textContent = view.translation + (view.finished ? '' : decoding() ? ` ${t('translating')}` : ' …');
       translation.dataset.finished = view.finished ? 'true' : 'false';
       done.hidden = !view.finished;
     } else {
