@@ -118,6 +118,9 @@ test('中文, the lens and the attribution with a head ablated, on a 400 px phon
   await page.$eval('#attribution-panel', (e) => e.scrollIntoView());
   await page.waitForSelector('#attribution table.dla');
   assert.equal(await page.$eval('#attribution tr[data-layer="1"][data-head="0"]', (tr) => Number(tr.dataset.value)), 0, 'the zeroed head adds nothing');
+  // the caption names the longest bar, which a long table may scroll out of view
+  const longest = await page.$$eval('#attribution tbody tr', (trs) => trs.reduce((a, tr) => (Math.abs(tr.dataset.value) > Math.abs(a.dataset.value) ? tr : a)).cells[0].textContent);
+  assert.match(await page.textContent('#attribution caption'), new RegExp(`最长的一条是 ${longest}，`));
   await page.$eval('#ablate-panel', (e) => e.scrollIntoView());
   await page.waitForSelector('#ablate table.compare');
   assert.match(await page.textContent('#ablate table.compare caption'), /修改前或修改后/);

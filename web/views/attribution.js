@@ -19,6 +19,7 @@ export function createAttribution({ root, query, token, onQuery, onToken }) {
     if (!s) return;
     if (s.gptOnly) { root.append(el('p', { class: 'notice' }, t('iv.gptOnly'))); return; }
     const max = Math.max(1e-9, ...s.bars.map((b) => Math.abs(b.value)));
+    const longest = s.bars.find((b) => Math.abs(b.value) === max) ?? s.bars[0]; // (named: in a long table it may be out of view)
     const name = (b) => (b.kind === 'head' ? `L${b.layer} H${b.head}` : `L${b.layer} MLP`);
     let sum = 0;
     const rows = s.bars.map((b) => {
@@ -36,7 +37,7 @@ export function createAttribution({ root, query, token, onQuery, onToken }) {
     root.append(
       el('p', { class: 'dla-head' }, t('iv.dlaHead', shown(s.tokenText), s.token, s.pos, s.logit, s.p)),
       el('div', { class: 'table-scroll dla-scroll', tabIndex: 0, role: 'region', 'aria-label': t('iv.dlaTitle') }, el('table', { class: 'dla' },
-        el('caption', {}, t('iv.dlaCaption', s.bars.length, max)),
+        el('caption', {}, longest ? t('iv.dlaCaption', s.bars.length, name(longest), longest.value) : ''),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('iv.dlaComponent')), el('th', { scope: 'col' }, t('iv.dlaAxis')), el('th', { scope: 'col' }, t('iv.dlaValue')))),
         el('tbody', {}, ...rows))),
       el('p', { class: 'hint dla-sum', dataset: { sum: String(sum) } }, t('iv.dlaSum', sum, s.edits)));
