@@ -44,11 +44,19 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
 
-  /** Margins for labels: only when cells are large enough to carry them. */
+  /** Margins for labels: only when cells are large enough to carry them, and as large as the
+   * labels drawn need (at 11 px, the most they take), up to 11 characters of a row's token and 9
+   * of a column's at 60 degrees: a translation's Chinese characters leave its cells the room. */
+  let labelRoom = null; // { ML, MT } for the labels of the matrix shown (measured once for it)
   function margins() {
     labelled = labels();
-    ML = labelled ? 84 : 4;
-    MT = labelled ? 64 : 4;
+    if (!labelled) { ML = MT = 4; return; }
+    if (!labelRoom) {
+      ctx.font = '11px ui-monospace, monospace';
+      const widest = (list, n) => list.reduce((w, tok) => Math.max(w, ctx.measureText(tok?.text.slice(0, n) ?? '').width), 0);
+      labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), MT: Math.min(64, Math.ceil(widest(cols, 9) * Math.sin(Math.PI / 3) + 6) + 4) };
+    }
+    ({ ML, MT } = labelRoom);
   }
 
   function visible() {
@@ -176,11 +184,15 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       ctx.stroke();
     }
     if (labelled) { // the margins were made for them
-      ctx.font = '11px ui-monospace, monospace';
+      // at most 11 px, and smaller in small cells: neighbours 60 degrees apart are 0.87 cell
+      // apart, and a square glyph (a Chinese character) would overlap the next at 11 px
+      const px = Math.min(11, Math.floor(cell * 0.8));
+      ctx.font = `${Math.min(11, Math.floor(cell * 0.9))}px ui-monospace, monospace`;
       ctx.textBaseline = 'middle';
       ctx.fillStyle = getComputedStyle(canvas).color;
       ctx.textAlign = 'right';
       for (let k = 0; k < vr; k++) ctx.fillText(rows[y0 + k + first]?.text.slice(0, 11) ?? '', ML - 4, MT + (k + 0.5) * cell);
+      ctx.font = `${px}px ui-monospace, monospace`;
       ctx.textAlign = 'left';
       for (let k = 0; k < vc; k++) {
         ctx.save();
@@ -384,6 +396,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         m = attn;
         rows = rowTokens;
         cols = colTokens;
+        labelRoom = null;
         colourImage();
         const nextShape = `${attn.kind}|${attn.first}`;
         if (!grew || shape !== nextShape) home();
