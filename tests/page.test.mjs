@@ -144,7 +144,7 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   await shared.release(page);
 });
 
-test('a sampling field given a value it cannot take says so, and shows the value in use when left', async () => {
+test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off', async () => {
   const { page, errors } = await openPage('?model=induction');
   const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));
   await page.fill('#temperature', '-1');
@@ -162,6 +162,13 @@ test('a sampling field given a value it cannot take says so, and shows the value
   assert.equal(await page.isVisible('#field-msg'), false);
   assert.equal(new URL(page.url()).searchParams.get('temperature'), '1');
   assert.equal(new URL(page.url()).searchParams.get('topk'), '0');
+  // a head picked while the mean over heads is shown: that head is shown
+  await page.check('#mean');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('mean') === '1');
+  await page.selectOption('#head', '1');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('head') === '1');
+  assert.equal(new URL(page.url()).searchParams.get('mean'), null);
+  assert.equal(await page.isChecked('#mean'), false);
   assert.deepEqual(errors, []);
   await shared.release(page);
 });

@@ -828,7 +828,7 @@ numeric('topk', 'topK', validTopK);
 numeric('topp', 'topP', validTopP);
 numeric('seed', 'seed', validSeed);
 $('layer').addEventListener('input', () => store.set({ layer: Number($('layer').value) }));
-$('head').addEventListener('input', () => store.set({ head: Number($('head').value) }));
+$('head').addEventListener('input', () => store.set({ head: Number($('head').value), mean: false })); // (a head picked is shown, as in the grid)
 $('steps-layer').addEventListener('input', () => store.set({ layer: Number($('steps-layer').value) }));
 for (const id of ['norm-layer', 'ffn-layer']) $(id).addEventListener('input', () => store.set({ layer: Number($(id).value) }));
 $('norm-ln').addEventListener('input', () => store.set({ ln: $('norm-ln').value }));
