@@ -247,10 +247,6 @@ export const STRINGS = {
     stepsLegend: 'Colour strips: one cell per dimension, blue below zero, orange above, pale near zero; each strip group shares one scale.',
     glossaryTitle: 'Glossary',
     glossary: {
-      rotary: ['rotary positions (RoPE) · 旋转位置编码', 'instead of adding a position vector, each attention turns every pair of query and key dimensions by an angle proportional to the position, so q·k depends on the distance between two tokens (Llama, Qwen2, GPT-NeoX)'],
-      rmsnorm: ['RMSNorm', 'LayerNorm without the mean and the bias: x / √(mean(x²) + ε) · γ'],
-      swiglu: ['SwiGLU', 'an MLP with two input projections: SiLU(x W_gate) multiplied neuron by neuron with x W_in, then W_out'],
-      gqa: ['grouped-query attention (GQA) · 分组查询注意力', 'several query heads share one key-value head, so the KV cache is smaller: query head h reads key-value head ⌊h / (H / KV)⌋'],
       qkv: ['Q, K, V: query, key, value · 查询、键、值', 'three projections of each token; the query asks, the keys are matched against it, the values are what is passed on'],
       head: ['multi-head attention · 多头注意力', 'several attentions side by side, each in its own d_head-dimensional slice of d_model'],
       mask: ['mask · 掩码', 'sets a score to −∞ before the softmax so that its weight is exactly 0: a GPT\'s token cannot see the tokens after it'],
@@ -272,6 +268,10 @@ export const STRINGS = {
       unembed: ['unembedding · 反嵌入', 'W_U, the map from the final vector to one logit per token; its column W_U[:, t] is token t\'s direction'],
       logitlens: ['logit lens · logit 透镜', 'reading an intermediate residual stream through the final LayerNorm and W_U as if it were the last layer'],
       additive: ['additive attention · 加性注意力', 'a score vᵀ tanh(W_q q + W_k k) from a small network instead of a dot product (Bahdanau et al., 2015)'],
+      rotary: ['rotary positions (RoPE) · 旋转位置编码', 'instead of adding a position vector, each attention turns every pair of query and key dimensions by an angle proportional to the position, so q·k depends on the distance between two tokens (Llama, Qwen2, GPT-NeoX)'],
+      rmsnorm: ['RMSNorm', 'LayerNorm without the mean and the bias: x / √(mean(x²) + ε) · γ'],
+      swiglu: ['SwiGLU', 'an MLP with two input projections: SiLU(x W_gate) multiplied neuron by neuron with x W_in, then W_out'],
+      gqa: ['grouped-query attention (GQA) · 分组查询注意力', 'several query heads share one key-value head, so the KV cache is smaller: query head h reads key-value head ⌊h / (H / KV)⌋'],
     },
     steps: {
       kindLine: (kind, layer, head, post) => `${arch.classic ? '' : `${arch.name} `}${kind}, layer ${layer}, head ${head} (${post ? 'post-LayerNorm: Add & Norm after the sublayer' : arch.rms ? 'pre-RMSNorm: the sublayer reads RMSNorm(x)' : 'pre-LayerNorm: the sublayer reads LN(x)'})`,
@@ -864,10 +864,6 @@ export const STRINGS = {
     stepsLegend: '色条：每个维度一格，负值为蓝色，正值为橙色，接近零为浅色；同一组色条共用一个刻度。',
     glossaryTitle: '术语表',
     glossary: {
-      rotary: ['旋转位置编码 · rotary positions (RoPE)', '不加位置向量，而是在每个注意力里把查询和键的每一对维度按与位置成正比的角度旋转，于是 q·k 取决于两个词元之间的距离（Llama、Qwen2、GPT-NeoX）'],
-      rmsnorm: ['RMSNorm', '不减均值、没有偏置的层归一化：x / √(mean(x²) + ε) · γ'],
-      swiglu: ['SwiGLU', '有两个输入投影的 MLP：SiLU(x W_gate) 与 x W_in 逐个神经元相乘，再乘 W_out'],
-      gqa: ['分组查询注意力 · grouped-query attention (GQA)', '多个查询头共用一个键值头，KV 缓存因此更小：查询头 h 读取键值头 ⌊h / (H / KV)⌋'],
       qkv: ['查询、键、值 · Q、K、V（query, key, value）', '每个词元的三个投影；查询提出问题，键与之匹配，值是被传递出去的内容'],
       head: ['多头注意力 · multi-head attention', '并列的多个注意力，每个在 d_model 中属于自己的 d_head 维切片里计算'],
       mask: ['掩码 · mask', '在 softmax 之前把分数设为 −∞，使其权重恰好为 0：GPT 的词元看不到它之后的词元'],
@@ -889,6 +885,10 @@ export const STRINGS = {
       unembed: ['反嵌入 · unembedding', 'W_U，把最终向量映射为每个词元一个 logit；它的列 W_U[:, t] 就是词元 t 的方向'],
       logitlens: ['logit 透镜 · logit lens', '把中间层的残差流当作最后一层，经最终层归一化和 W_U 读出'],
       additive: ['加性注意力 · additive attention', '用一个小网络给出分数 vᵀ tanh(W_q q + W_k k)，而不是点积（Bahdanau 等，2015）'],
+      rotary: ['旋转位置编码 · rotary positions (RoPE)', '不加位置向量，而是在每个注意力里把查询和键的每一对维度按与位置成正比的角度旋转，于是 q·k 取决于两个词元之间的距离（Llama、Qwen2、GPT-NeoX）'],
+      rmsnorm: ['RMSNorm', '不减均值、没有偏置的层归一化：x / √(mean(x²) + ε) · γ'],
+      swiglu: ['SwiGLU', '有两个输入投影的 MLP：SiLU(x W_gate) 与 x W_in 逐个神经元相乘，再乘 W_out'],
+      gqa: ['分组查询注意力 · grouped-query attention (GQA)', '多个查询头共用一个键值头，KV 缓存因此更小：查询头 h 读取键值头 ⌊h / (H / KV)⌋'],
     },
     steps: {
       kindLine: (kind, layer, head, post) => `${arch.classic ? '' : `${arch.name} `}${kind}，第 ${layer} 层，第 ${head} 个头（${post ? '后置层归一化：子层之后做残差连接与层归一化' : arch.rms ? '前置 RMSNorm：子层读取 RMSNorm(x)' : '前置层归一化：子层读取 LN(x)'}）`,
