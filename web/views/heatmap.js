@@ -22,11 +22,11 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   let follow = true;      // keep the newest query in view
   let fitted = true;      // the whole matrix in view (until the reader zooms)
   let focus = { i: 0, j: 0 }, hover = null;
-  let W = 440, H = 440, ML = 0, MT = 0, labelled = false, sized = false;
+  let W = 440, H = 440, ML = 0, MT = 0, MR = 0, labelled = false, sized = false; // MR: room on the right for the last column's label
   let frame = 0;
 
   const n = () => ({ r: m ? m.R - m.first : 0, c: m ? m.C - m.first : 0 });
-  const fitCell = () => { const { r, c } = n(); return Math.min((W - ML) / Math.max(c, 1), (H - MT) / Math.max(r, 1)); };
+  const fitCell = () => { const { r, c } = n(); return Math.min((W - ML - MR) / Math.max(c, 1), (H - MT) / Math.max(r, 1)); };
   const labels = () => cell >= LABEL_CELL;
 
   function layout() {
@@ -50,13 +50,15 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
   let labelRoom = null; // { ML, MT } for the labels of the matrix shown (measured once for it)
   function margins() {
     labelled = labels();
-    if (!labelled) { ML = MT = 4; return; }
+    if (!labelled) { ML = MT = 4; MR = 0; return; }
     if (!labelRoom) {
       ctx.font = '11px ui-monospace, monospace';
       const widest = (list, n) => list.reduce((w, tok) => Math.max(w, ctx.measureText(tok?.text.slice(0, n) ?? '').width), 0);
-      labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), MT: Math.min(64, Math.ceil(widest(cols, 9) * Math.sin(Math.PI / 3) + 6) + 4) };
+      const colW = widest(cols, 9);
+      labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), MT: Math.min(64, Math.ceil(colW * Math.sin(Math.PI / 3) + 6) + 4),
+        MR: Math.min(32, Math.ceil(colW * Math.cos(Math.PI / 3))) };
     }
-    ({ ML, MT } = labelRoom);
+    ({ ML, MT, MR } = labelRoom);
   }
 
   function visible() {
