@@ -59,7 +59,16 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
     ctx.fillStyle = muted;
     const tokensLine = cw >= 16 ? null : t('residual.tokensAxis', T);
     if (tokensLine) ctx.fillText(tokensLine, LEFT, TOP + RH * rows + 13);
-    else for (let i = 0; i < T; i++) ctx.fillText(tokText(tokens[i]).slice(0, Math.floor(cw / 7)) || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
+    // as many characters (6.6 px each at 11 px) as leave a gap of 2 px or more to the next label;
+    // cut short, a token's leading space mark goes first (␣man: m, not ␣)
+    else {
+      const fit = Math.floor((cw - 3) / 6.7);
+      for (let i = 0; i < T; i++) {
+        const s = tokText(tokens[i]);
+        const shown = s.length > fit && s.startsWith('␣') ? s.slice(1) : s;
+        ctx.fillText(shown.slice(0, fit) || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
+      }
+    }
     canvas.dataset.cw = String(cw);
   }
   const at = (e) => {
