@@ -373,6 +373,10 @@ test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions
     const res = await panelText(page, '#residual-panel');
     assert.match(res, /proj\(c\) = c \/ σ_final/);
     assert.ok(!res.includes('the embedding and the position start it') && !res.includes('LayerNorm') && !res.includes('b_O'), 'residual: no position, no LayerNorm, no b_O');
+    // no output bias either: no row for it, and the parts alone add up to the logit
+    for (const bad of ['output biases', 'parts + biases', 'plus b_U']) assert.ok(!res.includes(bad), `residual: no "${bad}"`);
+    assert.match(await page.textContent('#residual .sumline'), /^sum of the parts = /);
+    assert.ok(!(await panelText(page, '#attribution-panel')).includes('biases'), 'attribution: no biases');
     // the comparison panel: its caption in readable text, its layer in the URL, legible at 390 px
     await page.waitForFunction(() => !document.getElementById('compare-panel').hidden, null, { timeout: 30000 });
     await page.$eval('#compare-panel', (e) => e.scrollIntoView());

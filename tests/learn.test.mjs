@@ -170,3 +170,11 @@ test('presets and the guided tour set the URL state; the glossary opens from a l
   assert.deepEqual(errors, []);
   await shared.release(page);
 });
+
+test('the multi-head formulas write every head index in superscript digits, in both languages', () => {
+  for (const lang of ['en', 'zh']) {
+    const steps = STRINGS[lang].steps;
+    assert.match(steps.splitFormula(12, 64), /Q⁽¹¹⁾ \]/, lang);
+    assert.match(steps.concatFormula(4), /z⁽³⁾\)/, lang);
+  }
+});

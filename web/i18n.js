@@ -21,6 +21,8 @@ export function archOf(info) {
     parallel: info?.parallel_attn_mlp === true, qkvBias: biases || family === 'qwen2', outBias: biases, mlpBias: biases };
 }
 let arch = archOf(null);
+/** A number in superscript digits (Q⁽¹²⁾), for head indices in formulas. */
+const sup = (n) => String(n).replace(/\d/g, (d) => '⁰¹²³⁴⁵⁶⁷⁸⁹'[d]);
 export const setArch = (info) => { arch = archOf(info); };
 export const getArch = () => arch;
 /** The model's norm by name, and the tag's family name ('GPT' for the GPT-2 family). */
@@ -300,9 +302,9 @@ export const STRINGS = {
       zNote: 'The largest terms α_ij v_j, then their sum over every key: this head\'s output z_i for the query.',
       headsTitle: 'Multi-head: split into heads, concatenate back',
       splitNote: (M, H, D, h) => `d_model = ${M} splits into ${H} heads of d_head = ${D}: one matrix multiplication makes the queries of all heads at once, and each head takes its own block of ${D} columns (head ${h}, outlined, is the one above).`,
-      splitFormula: (H, D) => `Q = X W_Q${B(arch.qkvBias, ' + b_Q')}  (all heads at once),   Q = [ Q⁽⁰⁾ | Q⁽¹⁾ | … | Q⁽${H - 1}⁾ ],   each block ${D} columns wide`,
+      splitFormula: (H, D) => `Q = X W_Q${B(arch.qkvBias, ' + b_Q')}  (all heads at once),   Q = [ Q⁽⁰⁾ | Q⁽¹⁾ | … | Q⁽${sup(H - 1)}⁾ ],   each block ${D} columns wide`,
       qallNote: (a, b) => `Rows: positions ${a} to ${b}; the query row is marked. Hover a cell for its value.`,
-      concatFormula: (H) => `MultiHead = concat(z⁽⁰⁾, …, z⁽${H - 1}⁾) W_O${B(arch.outBias, ' + b_O')} = Σ_h z⁽ʰ⁾ W_O[h]${B(arch.outBias, ' + b_O')}`,
+      concatFormula: (H) => `MultiHead = concat(z⁽⁰⁾, …, z⁽${sup(H - 1)}⁾) W_O${B(arch.outBias, ' + b_O')} = Σ_h z⁽ʰ⁾ W_O[h]${B(arch.outBias, ' + b_O')}`,
       concatLabel: (H, D, M) => `concat: ${H} × ${D} = ${M}`,
       attnOut: 'attention output',
       concatNote: (H, D, M) => `Concatenating the ${H} heads' z gives back a vector of ${M} = ${H} × ${D}; multiplying it by W_O (${M} × ${M}) is the same as each head multiplying its z by its own ${D} rows of W_O and adding the results, as drawn.`,
@@ -496,7 +498,7 @@ export const STRINGS = {
       lensCaption: (n, from, to, T, edits) => `${n} positions (${from} to ${to} of ${T}); top: the model's output.${edits ? ` With ${edits} ablation${edits === 1 ? '' : 's'} in force.` : ''}`,
       lensLegend: 'Colour: probability of the final prediction, from 0 (dark) to 1 (yellow). Underlined: the cell already predicts it.',
       dlaTitle: 'Direct logit attribution',
-      dlaIntro: () => `How much does each head and each MLP write directly toward one token? Each component's output is projected onto that token's unembedding direction, with the final ${NORM()}'s scale frozen at this position. The bars add up to the logit, less the biases and the embeddings, which are not components here.`,
+      dlaIntro: () => `How much does each head and each MLP write directly toward one token? Each component's output is projected onto that token's unembedding direction, with the final ${NORM()}'s scale frozen at this position. The bars add up to the logit, less ${arch.outBias ? 'the biases and the embeddings, which are' : 'the embeddings, which are'} not components here.`,
       dlaToken: 'toward the token',
       dlaBar: (name, v, tok) => `${name}: ${v >= 0 ? '+' : ''}${v.toFixed(3)} to the logit of “${tok}”`,
       dlaHead: (tok, id, pos, logit, p) => `Toward “${tok}” (id ${id}) at position ${pos}: logit ${logit.toFixed(3)}, p = ${p.toFixed(4)}`,
@@ -552,9 +554,9 @@ export const STRINGS = {
       partAttn: (l) => `attention, layer ${l}`,
       partMlp: (l) => `MLP, layer ${l}`,
       partBias: 'output biases',
-      sumLine: (total, logit, tok) => `parts + biases = ${total.toFixed(4)};   the engine's logit of ${tok} = ${logit.toFixed(4)}`,
+      sumLine: (total, logit, tok, biases) => `${biases ? 'parts + biases' : 'sum of the parts'} = ${total.toFixed(4)};   the engine's logit of ${tok} = ${logit.toFixed(4)}`,
       noParts: (family) => `The stream's parts toward a logit need the unembedding and the final norm's weights by name, which the engine does not give for ${family} yet; the norms above are the engine's. The engine's own direct logit attribution is in the "attribution" view.`,
-      partsNoteRms: (scale) => `What is projected: each part's vector c at this position, divided by the final RMSNorm's σ at this position (ln_final.hook_scale = ${scale.toFixed(4)}, the engine's, frozen; RMSNorm subtracts no mean, so nothing is centred), dotted with ln_final.w ⊙ W_U[:, t]: TransformerLens's decomposition for RMSNorm (the engine's logitAttribution). There is no position embedding (rotary positions act inside attention), and the parts plus b_U[t] add up to the logit.`,
+      partsNoteRms: (scale) => `What is projected: each part's vector c at this position, divided by the final RMSNorm's σ at this position (ln_final.hook_scale = ${scale.toFixed(4)}, the engine's, frozen; RMSNorm subtracts no mean, so nothing is centred), dotted with ln_final.w ⊙ W_U[:, t]: TransformerLens's decomposition for RMSNorm (the engine's logitAttribution). There is no position embedding (rotary positions act inside attention), and the parts${arch.outBias ? ' plus b_U[t]' : ''} add up to the logit.`,
       partsNote: (scale) => `What is projected: each part's vector c at this position, centred (its mean over d_model subtracted) and divided by the final LayerNorm's σ at this position (ln_final.hook_scale = ${scale.toFixed(4)}, the engine's, frozen), dotted with ln_final.w ⊙ W_U[:, t]: TransformerLens's decomposition (residual_stack_to_logit_diff, the engine's logitAttribution). Centring is linear and σ is shared, so the parts add up to the final stream's projection exactly; plus ln_final.b · W_U[:, t] + b_U[t] that is the logit.`,
       headsTitle: 'Attention, head by head',
       headsFormula: () => `attention part of layer l = Σ_h proj(z_h W_O[h])${B(arch.outBias, ' + proj(b_O)')}`,
@@ -917,9 +919,9 @@ export const STRINGS = {
       zNote: '最大的几项 α_ij v_j，以及对所有键求和的结果：本头对该查询的输出 z_i。',
       headsTitle: '多头：拆分成多个头，再拼接回来',
       splitNote: (M, H, D, h) => `d_model = ${M} 拆成 ${H} 个 d_head = ${D} 的头：一次矩阵乘法同时算出所有头的查询，每个头取自己的 ${D} 列（加框的第 ${h} 个头就是上面那个）。`,
-      splitFormula: (H, D) => `Q = X W_Q${B(arch.qkvBias, ' + b_Q')}（所有头一起），   Q = [ Q⁽⁰⁾ | Q⁽¹⁾ | … | Q⁽${H - 1}⁾ ]，   每块 ${D} 列`,
+      splitFormula: (H, D) => `Q = X W_Q${B(arch.qkvBias, ' + b_Q')}（所有头一起），   Q = [ Q⁽⁰⁾ | Q⁽¹⁾ | … | Q⁽${sup(H - 1)}⁾ ]，   每块 ${D} 列`,
       qallNote: (a, b) => `行：位置 ${a} 到 ${b}；查询所在的行已标出。悬停可看数值。`,
-      concatFormula: (H) => `MultiHead = concat(z⁽⁰⁾, …, z⁽${H - 1}⁾) W_O${B(arch.outBias, ' + b_O')} = Σ_h z⁽ʰ⁾ W_O[h]${B(arch.outBias, ' + b_O')}`,
+      concatFormula: (H) => `MultiHead = concat(z⁽⁰⁾, …, z⁽${sup(H - 1)}⁾) W_O${B(arch.outBias, ' + b_O')} = Σ_h z⁽ʰ⁾ W_O[h]${B(arch.outBias, ' + b_O')}`,
       concatLabel: (H, D, M) => `拼接：${H} × ${D} = ${M}`,
       attnOut: '注意力输出',
       concatNote: (H, D, M) => `把 ${H} 个头的 z 拼接起来，又得到 ${M} = ${H} × ${D} 维的向量；再乘以 W_O（${M} × ${M}），等于每个头用 W_O 中属于自己的 ${D} 行乘以自己的 z 再相加，如图所示。`,
@@ -1113,7 +1115,7 @@ export const STRINGS = {
       lensCaption: (n, from, to, T, edits) => `${n} 个位置（共 ${T} 个中的 ${from} 到 ${to}）；最上一行是模型的输出。${edits ? `当前有 ${edits} 项消融生效。` : ''}`,
       lensLegend: '颜色：最终预测的概率，从 0（深色）到 1（黄色）。带下划线：这一格已经预测出它。',
       dlaTitle: '直接 logit 归因',
-      dlaIntro: () => `每个头、每个 MLP 直接向某个词元写入了多少？把每个部件的输出投影到该词元的反嵌入方向上，最终 ${NORM()} 的缩放固定为该位置的值。各条之和等于这个 logit，减去偏置和嵌入（它们在这里不算部件）。`,
+      dlaIntro: () => `每个头、每个 MLP 直接向某个词元写入了多少？把每个部件的输出投影到该词元的反嵌入方向上，最终 ${NORM()} 的缩放固定为该位置的值。各条之和等于这个 logit，减去${arch.outBias ? '偏置和嵌入' : '嵌入'}（它们在这里不算部件）。`,
       dlaToken: '归因的词元',
       dlaBar: (name, v, tok) => `${name}：对「${tok}」的 logit ${v >= 0 ? '+' : ''}${v.toFixed(3)}`,
       dlaHead: (tok, id, pos, logit, p) => `位置 ${pos} 上朝向「${tok}」（id ${id}）：logit ${logit.toFixed(3)}，p = ${p.toFixed(4)}`,
@@ -1169,9 +1171,9 @@ export const STRINGS = {
       partAttn: (l) => `注意力，第 ${l} 层`,
       partMlp: (l) => `MLP，第 ${l} 层`,
       partBias: '输出的偏置',
-      sumLine: (total, logit, tok) => `各部分 + 偏置 = ${total.toFixed(4)}；  引擎给出的 ${tok} 的 logit = ${logit.toFixed(4)}`,
+      sumLine: (total, logit, tok, biases) => `${biases ? '各部分 + 偏置' : '各部分之和'} = ${total.toFixed(4)}；  引擎给出的 ${tok} 的 logit = ${logit.toFixed(4)}`,
       noParts: (family) => `残差流各部分对 logit 的贡献需要按名称读取输出矩阵和最终归一化的权重，而引擎目前还不能为 ${family} 给出；上面的范数来自引擎。引擎自己的直接 logit 归因在“归因”视图中。`,
-      partsNoteRms: (scale) => `投影的是：每个部分在该位置的向量 c，除以最终 RMSNorm 在该位置的 σ（ln_final.hook_scale = ${scale.toFixed(4)}，引擎的值，固定不变；RMSNorm 不减均值，所以不做中心化），再与 ln_final.w ⊙ W_U[:, t] 做点积：这是 TransformerLens 对 RMSNorm 的分解（即引擎的 logitAttribution）。没有位置嵌入（旋转位置在注意力内部起作用），各部分加上 b_U[t] 就是 logit。`,
+      partsNoteRms: (scale) => `投影的是：每个部分在该位置的向量 c，除以最终 RMSNorm 在该位置的 σ（ln_final.hook_scale = ${scale.toFixed(4)}，引擎的值，固定不变；RMSNorm 不减均值，所以不做中心化），再与 ln_final.w ⊙ W_U[:, t] 做点积：这是 TransformerLens 对 RMSNorm 的分解（即引擎的 logitAttribution）。没有位置嵌入（旋转位置在注意力内部起作用），各部分${arch.outBias ? '加上 b_U[t] ' : ''}就是 logit。`,
       partsNote: (scale) => `投影的是：每个部分在该位置的向量 c，先中心化（减去它在 d_model 上的均值），再除以最终层归一化在该位置的 σ（ln_final.hook_scale = ${scale.toFixed(4)}，引擎的值，固定不变），然后与 ln_final.w ⊙ W_U[:, t] 做点积：这是 TransformerLens 的分解（residual_stack_to_logit_diff，即引擎的 logitAttribution）。中心化是线性的且 σ 相同，所以各部分之和恰好等于最终残差流的投影；再加上 ln_final.b · W_U[:, t] + b_U[t] 就是 logit。`,
       headsTitle: '注意力，逐个头',
       headsFormula: () => `第 l 层的注意力部分 = Σ_h proj(z_h W_O[h])${B(arch.outBias, ' + proj(b_O)')}`,

@@ -147,11 +147,13 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
     const label = (p) => (p.what === 'embed' ? t('residual.partEmbed') : p.what === 'pos' ? t('residual.partPos')
       : p.what === 'attn' ? t('residual.partAttn', p.layer) : t('residual.partMlp', p.layer));
     const rows = s.parts.map((p) => ({ ...p, label: label(p), hook: p.hook }));
-    rows.push({ what: 'bias', label: t('residual.partBias'), hook: s.rms ? 'b_U[t]' : 'ln_final.b · W_U[:, t] + b_U[t]', value: s.bias, running: s.total, cls: 'bias' });
+    // the output biases, where the model has any (Llama, Mistral and Qwen2 have none after the blocks)
+    const biases = getArch().outBias || s.bias !== 0;
+    if (biases) rows.push({ what: 'bias', label: t('residual.partBias'), hook: s.rms ? 'b_U[t]' : 'ln_final.b · W_U[:, t] + b_U[t]', value: s.bias, running: s.total, cls: 'bias' });
     return stage(2, 'partsTitle',
       formula(t('residual.partsFormula', s.token, `“${tok}”`)),
       partsTable(rows, { caption: t('residual.partsCaption', s.pos, tokText(tokens[s.pos]), `“${tok}”`) }),
-      el('p', { class: 'entropy sumline', dataset: { total: String(s.total), logit: String(s.logit) } }, t('residual.sumLine', s.total, s.logit, `“${tok}”`)),
+      el('p', { class: 'entropy sumline', dataset: { total: String(s.total), logit: String(s.logit) } }, t('residual.sumLine', s.total, s.logit, `“${tok}”`, biases)),
       note(t(s.rms ? 'residual.partsNoteRms' : 'residual.partsNote', s.scale)));
   }
 
