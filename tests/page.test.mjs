@@ -144,7 +144,7 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   await shared.release(page);
 });
 
-test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off', async () => {
+test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off; text dropped is not taken for files', async () => {
   const { page, errors } = await openPage('?model=induction');
   const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));
   await page.fill('#temperature', '-1');
@@ -169,7 +169,17 @@ test('a sampling field given a value it cannot take says so, and shows the value
   await page.waitForFunction(() => new URL(location.href).searchParams.get('head') === '1');
   assert.equal(new URL(page.url()).searchParams.get('mean'), null);
   assert.equal(await page.isChecked('#mean'), false);
-  assert.deepEqual(errors, []);
+  // text dropped on the page is the browser's to insert: only files open a model
+  const taken = await page.evaluate(() => {
+    const dataTransfer = new DataTransfer();
+    dataTransfer.setData('text/plain', 'dropped words');
+    const drop = new DragEvent('drop', { dataTransfer, bubbles: true, cancelable: true });
+    document.getElementById('prompt').dispatchEvent(drop);
+    return drop.defaultPrevented;
+  });
+  assert.equal(taken, false);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await page.textContent('#error'), '');
   await shared.release(page);
 });
 
@@ -410,6 +420,20 @@ test('a model opened from files is named in the menu and the URL; reopening that
   assert.equal(await again.isVisible('#files-needed'), false);
   assert.equal(new URL(again.url()).searchParams.get('steps'), steps, 'the same files keep the steps');
   assert.equal(await chipCount(again), 8);
+
+  // other files then are a model of their own: its name, and none of the steps of the one before
+  const before = await again.$eval('#model option:checked', (o) => o.textContent);
+  await again.setInputFiles('#files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => `${FIXTURES}gpt2-tiny-f16/${f}`));
+  await again.waitForFunction((was) => document.querySelector('#model option:checked').textContent !== was, before);
+  await ready(again);
+  assert.equal(new URL(again.url()).searchParams.get('steps'), null);
+  assert.equal(await again.textContent('#error'), '');
+  assert.ok(await chipCount(again) > 0);
+  // a byte-level vocab.json without its merges is refused, as by URL, and the model stays
+  const described = await again.textContent('#model-name');
+  await again.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json'].map((f) => `${FIXTURES}gpt2-tiny/${f}`));
+  await again.waitForFunction(() => /merges\.txt is missing/.test(document.getElementById('error').textContent));
+  assert.equal(await again.textContent('#model-name'), described);
   assert.deepEqual(errors, []);
   await shared.release(again);
 });

@@ -86,6 +86,10 @@ let loaded = null;      // { name, origin, kind, build, threads }
 let view = null;        // the worker's last view
 let lastDrawn = 0;
 let pendingFilesName = null;
+// the address names a model from files not given yet (model=files): the first files given are
+// taken as those, and the state the address holds is kept; files given after that are a model of
+// their own, whatever they are called
+let filesAsked = false, pendingFilesKeep = false;
 let refusedFilesName = null; // files the worker refused only for unused tensors, which "open anyway" opens
 let translateAgain = false;
 let streamed = [];      // tokens come in while generating, not yet drawn
@@ -517,7 +521,8 @@ function onLoaded(d) {
   // asked for, and the page relabels itself for the model when that view comes (settle)
   quiet = true;
   if (d.origin === 'files') {
-    const keep = S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
+    const keep = pendingFilesKeep && S.model === 'files' && pendingFilesName === S.filesName; // the files this URL asked for
+    filesAsked = false;
     store.set({ model: 'files', filesName: pendingFilesName, ...(keep ? {} : FRESH_MODEL) });
   }
   if (d.origin === 'url') {
@@ -868,7 +873,8 @@ async function openFiles(fileList) {
     files[f.name.split('/').pop()] = await f.arrayBuffer();
     folder ||= (f.webkitRelativePath ?? '').split('/').slice(-2, -1)[0] ?? '';
   }
-  pendingFilesName = S.model === 'files' && S.filesName ? S.filesName : folder || Object.keys(files).join(', ');
+  pendingFilesKeep = filesAsked && S.model === 'files' && !!S.filesName;
+  pendingFilesName = pendingFilesKeep ? S.filesName : folder || Object.keys(files).join(', ');
   client.loadFiles(files, pendingFilesName);
 }
 $('files').addEventListener('change', () => openFiles($('files').files));
@@ -877,8 +883,14 @@ $('open-anyway').addEventListener('click', () => {
   pendingFilesName = refusedFilesName;
   client.openAnyway(refusedFilesName);
 });
-document.addEventListener('dragover', (e) => e.preventDefault());
-document.addEventListener('drop', (e) => { e.preventDefault(); openFiles(e.dataTransfer.files); });
+// files dropped anywhere open a model; text dragged (into the prompt, say) is left to the browser
+const draggingFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
+document.addEventListener('dragover', (e) => { if (draggingFiles(e)) e.preventDefault(); });
+document.addEventListener('drop', (e) => {
+  if (!draggingFiles(e)) return;
+  e.preventDefault();
+  openFiles(e.dataTransfer.files);
+});
 
 // ---------------------------------------------------------------- two models side by side
 
@@ -1026,6 +1038,7 @@ if (S.model === 'files') {
   // the files are not in the URL: ask for them, and load nothing else meanwhile
   $('files-needed').textContent = t('filesNeeded', S.filesName);
   $('files-needed').hidden = false;
+  filesAsked = true;
   document.body.dataset.ready = 'true';
   document.body.dataset.needsFiles = 'true';
   shown();

@@ -153,7 +153,7 @@ function statusError(file, url, status) {
 }
 
 /** A vocabulary of byte-level BPE (GPT-2's 'Ġ' for a space) is no use without its merges. */
-function looksByteLevel(vocab) {
+export function looksByteLevel(vocab) {
   const text = new TextDecoder().decode(vocab.subarray(0, 1 << 16));
   return /"\\u0120|"Ġ/.test(text);
 }

@@ -52,7 +52,7 @@ import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
 import * as output from './output.js';
 import { createResidualProbe, residualBuffers } from './residual.js';
-import { fetchModel, cachedByDefault } from './fetch-model.js';
+import { fetchModel, cachedByDefault, looksByteLevel } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
 import { topIndices } from './interventions.js';
 import { MODELS, decodeState } from './state.js'; // which shipped model a page's address names (prefetch)
@@ -229,6 +229,10 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
     : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
   if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
+  // (as a folder by URL is refused: read alone, GPT-2's vocabulary would pass for one of characters)
+  if (tokFiles.vocab && !tokFiles.merges && looksByteLevel(tokFiles.vocab)) {
+    throw new PageError('missing-file', { file: 'merges.txt' }, 'merges.txt is missing: vocab.json is a byte-level BPE vocabulary and needs its merges');
+  }
   let newModel;
   try {
     newModel = lantern.loadModel({ config, weights, allowUnused, precision: extra.precision ?? 'auto' });
