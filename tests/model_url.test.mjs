@@ -229,6 +229,35 @@ test('fetch-model.js under Node, as the worker runs it: the files in order, the 
   assert.equal((await fetchModel('http://127.0.0.1:9/x/y/resolve/main/').catch((e) => e)).code, 'cors');
 });
 
+test('a download the Cache API will not keep says why, and leaves none of its files behind', async () => {
+  // a cache that takes the small files and then refuses the weights, as a browser does past its quota
+  const entries = new Map();
+  const fake = (refuse) => ({
+    match: async (url) => entries.get(url),
+    put: async (url, response) => {
+      if (refuse && url.endsWith('model.safetensors')) throw new DOMException('Quota exceeded.', 'QuotaExceededError');
+      entries.set(url, response);
+    },
+    delete: async (url) => entries.delete(url),
+    keys: async () => [...entries.keys()].map((url) => ({ url })),
+  });
+  const had = globalThis.caches;
+  try {
+    globalThis.caches = { open: async () => fake(true) };
+    const got = await fetchModel(repoUrl('test/second'), { cache: true });
+    assert.equal(got.fromCache, false);
+    assert.deepEqual(await got.store(), { stored: false, reason: 'Quota exceeded.' });
+    assert.deepEqual([...entries.keys()], [], 'nothing of it is left in the cache');
+    globalThis.caches = { open: async () => fake(false) };
+    const again = await fetchModel(repoUrl('test/second'), { cache: true });
+    assert.deepEqual(await again.store(), { stored: true });
+    assert.ok([...entries.keys()].some((url) => url.endsWith('model.safetensors')));
+    assert.equal((await fetchModel(repoUrl('test/second'), { cache: true })).fromCache, true);
+  } finally {
+    globalThis.caches = had;
+  }
+});
+
 test('a typed address that is not an http(s) folder is refused; Hub addresses become folders', async () => {
   assert.equal(modelBaseUrl('https://huggingface.co/openai-community/gpt2'), 'https://huggingface.co/openai-community/gpt2/resolve/main/');
   assert.equal(modelBaseUrl('https://huggingface.co/gpt2/tree/main'), 'https://huggingface.co/gpt2/resolve/main/');

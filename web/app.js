@@ -607,7 +607,13 @@ const client = createClient(worker, {
     $('progress').value = d.total ? d.loaded / d.total : 0;
     $('progress-text').textContent = t('progress', d.loaded, d.total) + (d.cached ? ` · ${t('fromCache')}` : '');
   },
-  stored: () => showCache(),
+  stored: async (d) => {
+    await showCache();
+    if (d.failed == null) return;
+    // the page promised to keep it: say that it could not, and why
+    $('cache-line').hidden = false;
+    $('cache-text').textContent = t('notStored', modelUrlName(d.base), d.bytes, d.failed);
+  },
 }, { failed: worker === early?.worker ? early.failed : null }); // (index.html's worker may have failed before this listened)
 
 function loadModel(model) {
@@ -695,6 +701,7 @@ $('url-cancel').addEventListener('click', () => {
 async function showCache() {
   const kept = await cachedModels().catch(() => []);
   $('cache-line').hidden = kept.length === 0;
+  $('cache-clear').hidden = kept.length === 0;
   $('cache-text').textContent = kept.length ? t('cacheLine', kept.length, kept.reduce((a, m) => a + m.bytes, 0)) : '';
 }
 $('cache-clear').addEventListener('click', async () => {

@@ -273,17 +273,21 @@ function downloaded(base, got, store) {
   const names = Object.keys(got);
   return {
     files: filesOf(got), fromCache: false, bytes: got['model.safetensors'].length,
+    /** Keep the files: null when there is no cache to keep them in, else { stored: true } or
+     * { stored: false, reason } (a full disk, a private window, a file larger than the browser
+     * stores: the model still loaded, it just is not kept, and nothing of it is left behind). */
     store: async () => {
-      if (!store) return;
+      if (!store) return null;
       try {
         for (const f of names) {
           await store.put(at(f), new Response(got[f], { headers: { 'Content-Length': String(got[f].length) } }));
         }
         await store.put(at(MANIFEST), new Response(JSON.stringify({ files: names, stored: new Date().toISOString() }),
           { headers: { 'Content-Type': 'application/json' } }));
-      } catch {
-        // a full disk or a private window: the model still loaded, it just is not kept
-        await store.delete(at(MANIFEST)).catch(() => {});
+        return { stored: true };
+      } catch (e) {
+        for (const f of [MANIFEST, ...names]) await store.delete(at(f)).catch(() => {});
+        return { stored: false, reason: e?.message || String(e) };
       }
     },
   };

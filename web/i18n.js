@@ -213,7 +213,7 @@ export const STRINGS = {
     urlHint: 'The folder of a model on the Hugging Face Hub (https://huggingface.co/openai-community/gpt2) or any server that allows this page (CORS): config.json, model.safetensors and the tokenizer files. It is kept in this browser, so the next visit loads it offline.',
     badUrl: 'That is not an http(s) URL of a model folder.',
     urlOption: (name) => `by URL: ${name}`,
-    urlConfirm: (name, bytes) => `${name}: the weights are ${mbs(bytes)}. Download them? They are kept in this browser afterwards. As int8 in memory they take about a quarter of the memory, with a small error in every number.`,
+    urlConfirm: (name, bytes) => `${name}: the weights are ${mbs(bytes)}. Download them? They are kept in this browser afterwards, if it grants the room. As int8 in memory they take about a quarter of the memory, with a small error in every number.`,
     urlDownload: 'Download',
     urlDownloadInt8: 'Download, weights as int8 in memory',
     urlCancel: 'Cancel',
@@ -223,6 +223,7 @@ export const STRINGS = {
     cacheClear: 'Forget them',
     inMemory: (kind) => `; weights held as ${kind} in memory`,
     cacheCleared: 'The downloaded models are forgotten: the next visit downloads them again.',
+    notStored: (name, bytes, reason) => `${name} (${mbs(bytes)}) could not be kept in this browser (${reason}): it is loaded now, and the next visit downloads it again.`,
     export: {
       title: 'Export',
       viewTitle: 'A view as an image',
@@ -830,7 +831,7 @@ export const STRINGS = {
     urlHint: 'Hugging Face Hub 上的模型文件夹（https://huggingface.co/openai-community/gpt2），或任何允许本页访问（CORS）的服务器上的文件夹：config.json、model.safetensors 和分词器文件。下载后保存在本浏览器中，下次访问可离线加载。',
     badUrl: '这不是模型文件夹的 http(s) URL。',
     urlOption: (name) => `URL：${name}`,
-    urlConfirm: (name, bytes) => `${name}：权重有 ${mbs(bytes)}。要下载吗？下载后会保存在本浏览器中。以 int8 保存在内存中约占四分之一的内存，每个数值会有微小误差。`,
+    urlConfirm: (name, bytes) => `${name}：权重有 ${mbs(bytes)}。要下载吗？下载后会保存在本浏览器中（若浏览器给出足够空间）。以 int8 保存在内存中约占四分之一的内存，每个数值会有微小误差。`,
     urlDownload: '下载',
     urlDownloadInt8: '下载，权重以 int8 保存在内存中',
     urlCancel: '取消',
@@ -840,6 +841,7 @@ export const STRINGS = {
     cacheClear: '删除它们',
     inMemory: (kind) => `；权重在内存中以 ${kind} 保存`,
     cacheCleared: '已删除下载的模型：下次访问会重新下载。',
+    notStored: (name, bytes, reason) => `${name}（${mbs(bytes)}）无法保存在本浏览器中（${reason}）：现在已经加载，下次访问会重新下载。`,
     export: {
       title: '导出',
       viewTitle: '把视图导出为图片',

@@ -360,8 +360,8 @@ async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confi
   const { fromCache } = got;
   lantern = await engineFor(got.files.config);
   announce(install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes }));
-  await got.store();
-  if (keep && !fromCache) postMessage({ type: 'stored', base, bytes: got.bytes });
+  const kept = await got.store();
+  if (keep && !fromCache && kept) postMessage({ type: 'stored', base, bytes: got.bytes, ...(kept.stored ? {} : { failed: kept.reason }) });
 }
 
 /** A shipped model named by the page before its modules have loaded (index.html's first script
