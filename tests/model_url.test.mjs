@@ -153,6 +153,11 @@ test('a large download is asked about first, and can load as int8; the choice is
   await loadedOrFailed(page);
   assert.match(await page.textContent('#model-name'), /weights held as INT8 in memory/);
   assert.equal(new URL(page.url()).searchParams.get('precision'), 'int8');
+  // that address opened in another browser (a new context: nothing kept) asks again, its answer in focus
+  const again = await openPage(new URL(page.url()).search, { init: () => { globalThis.lanternAskAbove = 1000; } });
+  await again.page.waitForSelector('#url-confirm:not([hidden])');
+  assert.equal(await again.page.evaluate(() => document.activeElement.id), 'url-download-int8');
+  errors.push(...again.errors);
   // embedded (the model panel hidden), the question is shown at the top of the frame
   const embedded = await openPage(`?model=${encodeURIComponent(repoUrl(repo))}&embed=1&view=attention`, { init: () => { globalThis.lanternAskAbove = 1000; } });
   await embedded.page.waitForSelector('#url-confirm:not([hidden])');

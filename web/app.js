@@ -658,7 +658,8 @@ function urlFailed(d, message) {
   if (d.code === 'large-download') {
     $('url-confirm-text').textContent = t('urlConfirm', modelUrlName(base), d.args.bytes);
     $('url-confirm').hidden = false;
-    if (!S.embed) $('url-download').focus(); // a frame in someone's post does not take the focus
+    // the focus on the answer the address holds (precision=int8: as int8), not in a frame in someone's post
+    if (!S.embed) $(S.precision === 'int8' ? 'url-download-int8' : 'url-download').focus();
     return;
   }
   pendingUrl = null;
