@@ -158,6 +158,19 @@ test('a large download is asked about first, and can load as int8; the choice is
   await again.page.waitForSelector('#url-confirm:not([hidden])');
   assert.equal(await again.page.evaluate(() => document.activeElement.id), 'url-download-int8');
   errors.push(...again.errors);
+  // asked while another model is on screen: that model stays in use until the answer, and Cancel keeps it
+  const shown = await openPage('?model=induction', { init: () => { globalThis.lanternAskAbove = 1000; } });
+  await shown.page.waitForFunction(() => document.querySelectorAll('#top tbody tr').length > 0);
+  await shown.page.fill('#model-url', repoUrl(repo));
+  await shown.page.click('#url-open');
+  await shown.page.waitForSelector('#url-confirm:not([hidden])');
+  await shown.page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelectorAll('#top tbody tr').length > 0);
+  await shown.page.fill('#prompt', 'abcabcab');
+  await shown.page.waitForFunction(() => document.querySelectorAll('#tokens .chip').length === 8);
+  await shown.page.click('#url-cancel');
+  assert.match(await shown.page.textContent('#model-name'), /^induction/);
+  assert.equal(new URL(shown.page.url()).searchParams.get('model'), 'induction');
+  errors.push(...shown.errors);
   // embedded (the model panel hidden), the question is shown at the top of the frame
   const embedded = await openPage(`?model=${encodeURIComponent(repoUrl(repo))}&embed=1&view=attention`, { init: () => { globalThis.lanternAskAbove = 1000; } });
   await embedded.page.waitForSelector('#url-confirm:not([hidden])');

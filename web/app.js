@@ -660,6 +660,7 @@ function urlFailed(d, message) {
     $('url-confirm').hidden = false;
     // the focus on the answer the address holds (precision=int8: as int8), not in a frame in someone's post
     if (!S.embed) $(S.precision === 'int8' ? 'url-download-int8' : 'url-download').focus();
+    restorePrevious(); // the model before stays in use while the question waits (the worker still holds it)
     return;
   }
   pendingUrl = null;
@@ -691,7 +692,7 @@ $('url-cancel').addEventListener('click', () => {
   $('url-confirm').hidden = true;
   pendingUrl = null;
   if (previous) restorePrevious();
-  else { // nothing was loaded (the page opened on this URL): the first shipped model instead
+  else if (!info) { // nothing was loaded (the page opened on this URL): the first shipped model instead
     store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, ...FRESH_MODEL });
     fillModelMenu();
     loadModel(MODELS[0]);
