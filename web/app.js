@@ -678,6 +678,7 @@ function restorePrevious() {
   requestView();
 }
 
+$('model-url').addEventListener('input', () => { $('url-error').textContent = ''; }); // (an old failure beside a new address)
 $('url-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const base = modelBaseUrl($('model-url').value);
