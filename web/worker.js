@@ -229,10 +229,6 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
     : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
   if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
-  // (as a folder by URL is refused: read alone, GPT-2's vocabulary would pass for one of characters)
-  if (tokFiles.vocab && !tokFiles.merges && looksByteLevel(tokFiles.vocab)) {
-    throw new PageError('missing-file', { file: 'merges.txt' }, 'merges.txt is missing: vocab.json is a byte-level BPE vocabulary and needs its merges');
-  }
   let newModel;
   try {
     newModel = lantern.loadModel({ config, weights, allowUnused, precision: extra.precision ?? 'auto' });
@@ -247,6 +243,10 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   try {
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
       throw new PageError('no-bos', {}, 'config.json has no bos_token_id: the page starts every translation with it');
+    }
+    // (as a folder by URL is refused: read alone, GPT-2's vocabulary would pass for one of characters)
+    if (tokFiles.vocab && !tokFiles.merges && looksByteLevel(tokFiles.vocab)) {
+      throw new PageError('missing-file', { file: 'merges.txt' }, 'merges.txt is missing: vocab.json is a byte-level BPE vocabulary and needs its merges');
     }
     newTok = lantern.loadTokenizer(tokFiles);
     padVocabulary(newTok, newModel.nVocab);
