@@ -180,6 +180,10 @@ test('a sampling field given a value it cannot take says so, and shows the value
   assert.equal(taken, false);
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(await page.textContent('#error'), '');
+  // files that are none of a model's are said to be so (not a model that failed to load), and the model stays
+  await page.setInputFiles('#files', { name: 'cat.png', mimeType: 'image/png', buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47]) });
+  await page.waitForFunction(() => /cat\.png is not a model's files/.test(document.getElementById('error').textContent));
+  assert.equal(await page.inputValue('#model'), 'induction');
   await shared.release(page);
 });
 

@@ -875,7 +875,14 @@ $('model').addEventListener('change', () => {
 });
 
 /** Open a model from local files: picked, or dropped on the page. Nothing leaves the browser. */
+/** The files of a model folder the page reads (any one of them makes a drop a model's). */
+const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'];
 async function openFiles(fileList) {
+  const names = [...fileList].map((f) => f.name.split('/').pop());
+  if (names.length && !names.some((n) => MODEL_FILES.includes(n))) { // an image dropped, say: not a model that failed
+    $('error').textContent = t('errors.not-model-files', { names: names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '') });
+    return;
+  }
   const files = {};
   let folder = '';
   for (const f of fileList) {

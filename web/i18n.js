@@ -189,6 +189,7 @@ export const STRINGS = {
       'no-bos': () => 'config.json has no bos_token_id: the page starts every translation with it.',
       'vocab-mismatch': ({ tok, model }) => `The tokenizer has ${tok} tokens but the model only ${model}.`,
       'too-large': ({ name, gb }) => `${name} is ${gb} GB: too large for the engine's 4 GB memory.`,
+      'not-model-files': ({ names }) => `${names} ${names.includes(',') ? 'are' : 'is'} not a model's files: pick or drop config.json, model.safetensors and the tokenizer files (tokenizer.json, or vocab.json and merges.txt).`,
       'not-found': ({ file, url }) => `${file} is not there: ${url} answered 404 Not Found. ${file === 'model.safetensors'
         ? 'lantern reads the weights from one model.safetensors file (not pytorch_model.bin, not shards).'
         : 'Is the URL the model\'s folder (on the Hugging Face Hub, https://huggingface.co/<org>/<name>)?'}`,
@@ -808,6 +809,7 @@ export const STRINGS = {
       'no-bos': () => 'config.json 没有 bos_token_id：本页用它开始每一次翻译。',
       'vocab-mismatch': ({ tok, model }) => `分词器有 ${tok} 个词元，但模型只有 ${model} 个。`,
       'too-large': ({ name, gb }) => `${name} 有 ${gb} GB：超出引擎 4 GB 的内存。`,
+      'not-model-files': ({ names }) => `${names} 不是模型文件：请选择或拖入 config.json、model.safetensors 和分词器文件（tokenizer.json，或 vocab.json 与 merges.txt）。`,
       'not-found': ({ file, url }) => `没有找到 ${file}：${url} 返回 404 Not Found。${file === 'model.safetensors'
         ? 'lantern 只从单个 model.safetensors 文件读取权重（不支持 pytorch_model.bin，也不支持分片）。'
         : '这个 URL 是模型所在的文件夹吗（Hugging Face Hub 上为 https://huggingface.co/<组织>/<名称>）？'}`,
