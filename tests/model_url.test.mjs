@@ -22,6 +22,7 @@ const seen = []; // [method, path] of every request the hub answered
 /** The hub's repositories: org/name -> how each file is served. */
 const REPOS = {
   'test/gpt2-tiny': { files: TINY, slow: true },
+  'test/slower': { files: TINY, slow: true, pieceMs: 400 }, // 3.2 s: time to cancel it
   'test/second': { files: TINY },
   'test/big': { files: TINY },
   'test/no-merges': { files: { ...TINY, 'merges.txt': null } },
@@ -53,7 +54,8 @@ function startHub() {
       const n = 8, step = Math.ceil(body.length / n);
       for (let i = 0; i < n; i++) {
         res.write(body.subarray(i * step, (i + 1) * step));
-        await new Promise((r) => setTimeout(r, 40));
+        await new Promise((r) => setTimeout(r, repo.pieceMs ?? 40));
+        if (res.destroyed) return; // (the page stopped reading)
       }
       res.end();
       return;
@@ -178,6 +180,31 @@ test('a large download is asked about first, and can load as int8; the choice is
   await embedded.page.click('#url-download');
   await embedded.page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('heatmap').dataset.rows, null, { timeout: 60000 });
   assert.deepEqual([...errors, ...embedded.errors], []);
+});
+
+test('a download in flight can be cancelled: the model before stays, and loads after it are not disturbed', async () => {
+  const { page, errors } = await openPage('?model=induction');
+  await page.waitForFunction(() => document.querySelectorAll('#top tbody tr').length > 0);
+  assert.equal(await page.isVisible('#download-cancel'), false);
+  await page.fill('#model-url', repoUrl('test/slower'));
+  await page.click('#url-open');
+  await page.waitForFunction(() => document.getElementById('progress').value > 0);
+  await page.click('#download-cancel');
+  await page.waitForFunction(() => /was cancelled: the model before stays/.test(document.getElementById('url-error').textContent));
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelectorAll('#top tbody tr').length > 0);
+  assert.match(await page.textContent('#model-name'), /^induction/);
+  assert.equal(await page.isVisible('#download-cancel'), false);
+  assert.equal(await page.textContent('#progress-text'), '');
+  // a download given up for another model says nothing; that model loads
+  await page.fill('#model-url', repoUrl('test/slower'));
+  await page.click('#url-open');
+  await page.waitForFunction(() => document.getElementById('progress').value > 0);
+  await page.selectOption('#model', 'poetry');
+  await page.waitForFunction(() => /^poetry/.test(document.getElementById('model-name').textContent) && document.body.dataset.ready === 'true');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(await page.textContent('#url-error'), '');
+  assert.equal(await page.textContent('#error'), '');
+  assert.deepEqual(errors, []);
 });
 
 test('failures are said with the file and the reason, in English and 中文, and the model before stays', async () => {

@@ -471,6 +471,7 @@ function onGenerated(d) {
 }
 
 function onError(d) {
+  if (d.code === 'cancelled' && d.during === 'load' && !pendingUrl) return; // (stopped for another load)
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
@@ -514,6 +515,7 @@ function describeModel() {
 }
 
 function onLoaded(d) {
+  $('download-cancel').hidden = true;
   info = d.info;
   loaded = d;
   // first the state the model settles (where it came from, its default temperature, a layer and
@@ -616,7 +618,18 @@ const client = createClient(worker, {
   },
 }, { failed: worker === early?.worker ? early.failed : null }); // (index.html's worker may have failed before this listened)
 
+/** Another load replaces a model's download in flight: that download stops, and says nothing. */
+function abandonDownload() {
+  if (!pendingUrl) return;
+  client.cancelLoad();
+  pendingUrl = null;
+  previous = null;
+  $('url-confirm').hidden = true;
+  $('download-cancel').hidden = true;
+}
+
 function loadModel(model) {
+  abandonDownload();
   info = null;
   clearViews();
   document.body.dataset.ready = 'false';
@@ -646,6 +659,7 @@ function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } 
   $('url-error').textContent = '';
   $('progress').value = 0;
   $('progress-text').textContent = '';
+  $('download-cancel').hidden = false;
   client.load(base, modelUrlName(base), { origin: 'url', askAbove: askAbove(), confirmed, precision });
 }
 
@@ -654,6 +668,7 @@ function loadUrl(base, { confirmed = false, precision = S.precision ?? 'auto' } 
 function urlFailed(d, message) {
   const { base } = pendingUrl;
   document.body.dataset.ready = 'true';
+  $('download-cancel').hidden = true;
   if (S.embed) document.querySelector('main').prepend($('url-confirm'), $('url-error'));
   if (d.code === 'large-download') {
     $('url-confirm-text').textContent = t('urlConfirm', modelUrlName(base), d.args.bytes);
@@ -664,7 +679,9 @@ function urlFailed(d, message) {
     return;
   }
   pendingUrl = null;
-  $('url-error').textContent = t('urlLoadFailed', modelUrlName(base), message);
+  $('url-error').textContent = d.code === 'cancelled' ? t('downloadCancelled', modelUrlName(base), !!previous) : t('urlLoadFailed', modelUrlName(base), message);
+  if (d.code === 'cancelled') $('progress-text').textContent = '';
+  if (d.code === 'cancelled' && !previous) { firstShipped(); return; } // (the page opened on that address)
   document.body.dataset.loadError = d.code ?? d.message;
   restorePrevious();
 }
@@ -689,16 +706,19 @@ $('url-form').addEventListener('submit', (e) => {
 });
 $('url-download').addEventListener('click', () => loadUrl(pendingUrl.base, { confirmed: true, precision: 'auto' }));
 $('url-download-int8').addEventListener('click', () => loadUrl(pendingUrl.base, { confirmed: true, precision: 'int8' }));
+$('download-cancel').addEventListener('click', () => client.cancelLoad());
 $('url-cancel').addEventListener('click', () => {
   $('url-confirm').hidden = true;
   pendingUrl = null;
   if (previous) restorePrevious();
-  else if (!info) { // nothing was loaded (the page opened on this URL): the first shipped model instead
-    store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, ...FRESH_MODEL });
-    fillModelMenu();
-    loadModel(MODELS[0]);
-  }
+  else if (!info) firstShipped(); // nothing was loaded (the page opened on this URL)
 });
+/** The first shipped model, in place of one by URL that never came. */
+function firstShipped() {
+  store.set({ model: MODELS[0].id, modelUrl: null, precision: null, prompt: MODELS[0].prompt, ...FRESH_MODEL });
+  fillModelMenu();
+  loadModel(MODELS[0]);
+}
 
 /** The line saying how many downloaded models this browser keeps, with a button to forget them. */
 async function showCache() {
@@ -890,6 +910,7 @@ async function openFiles(fileList) {
     files[f.name.split('/').pop()] = await f.arrayBuffer();
     folder ||= (f.webkitRelativePath ?? '').split('/').slice(-2, -1)[0] ?? '';
   }
+  abandonDownload();
   pendingFilesKeep = filesAsked && S.model === 'files' && !!S.filesName;
   pendingFilesName = pendingFilesKeep ? S.filesName : folder || Object.keys(files).join(', ');
   client.loadFiles(files, pendingFilesName);

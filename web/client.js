@@ -86,6 +86,8 @@ export function createClient(worker, handlers, { failed = null } = {}) {
       post(msg);
     },
     stop() { if (generating) worker.postMessage({ type: 'stop' }); },
+    /** Stop the download of a model in flight, if any (its load then fails as 'cancelled'). */
+    cancelLoad() { worker.postMessage({ type: 'cancel-load' }); },
     /** options: origin, cache, askAbove, confirmed, precision (see load in worker.js) */
     load(base, name, options = {}) { pending = null; inFlight = null; loading(post({ type: 'load', base, name, ...options })); },
     /** The tensors of the state shown (see tensorsOf in worker.js): a promise of the answer. */

@@ -340,6 +340,7 @@ function specialTokens(files) {
  * `cache` keeps it in the Cache API (default: a folder on another origin); above `askAbove` bytes
  * of weights the load stops with the error 'large-download' {bytes} unless `confirmed`;
  * `precision` is the engine's ('auto', 'int8', ...). */
+let downloading = null; // the AbortController of the download in flight: 'cancel-load' stops it
 async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confirmed = false, precision = 'auto', files = null }) {
   // the page's first script named this model before the page could ask: it is loaded already
   const ahead = early;
@@ -353,10 +354,20 @@ async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confi
   }
   engineFor(null).catch(() => {}); // compiles while the files download (its failure is reported below, when it is needed)
   const keep = cache ?? cachedByDefault(base);
-  const got = await fetchModel(base, {
-    cache: keep, askAbove, confirmed, files,
-    onProgress: (loaded, total, file, cached = false) => postMessage({ type: 'progress', loaded, total, file, base, cached }),
-  });
+  const controller = new AbortController();
+  downloading = controller;
+  let got;
+  try {
+    got = await fetchModel(base, {
+      cache: keep, askAbove, confirmed, files, signal: controller.signal,
+      onProgress: (loaded, total, file, cached = false) => postMessage({ type: 'progress', loaded, total, file, base, cached }),
+    });
+  } catch (e) {
+    if (controller.signal.aborted) throw new PageError('cancelled', {}, 'the download was cancelled');
+    throw e;
+  } finally {
+    if (downloading === controller) downloading = null;
+  }
   const { fromCache } = got;
   lantern = await engineFor(got.files.config);
   announce(install(got.files, name, origin, false, { base, fromCache, precision, bytes: got.bytes }));
@@ -941,6 +952,7 @@ engineFor(null).catch(() => {});
 onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
+  if (data.type === 'cancel-load') { downloading?.abort(); return; }
   if (data.type === 'view' && gen) {
     gen.look = data.look;
     gen.viewId = data.id;
