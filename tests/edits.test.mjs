@@ -155,6 +155,16 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', values: [1] }, /zero and scale take no values/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'ablate' }, /op must be 'zero', 'scale', 'add', 'replace' or 'mean', not "ablate"/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', head: [0] }, /unknown option "head"/],
+    // a selector given is a list of indices: a number or [] would otherwise read as every one
+    [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: 2 }, /heads must be a list of head indices \(such as \[0\]\), not 2/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', positions: 1 }, /positions must be a list of position indices/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', dims: '0' }, /dims must be a list of dimension indices/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [] }, /heads \[\] selects nothing: leave heads out to select every head/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: null }, /heads must be a list of head indices .*not null/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'scale' }, /op 'scale' needs a factor/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', factor: 3 }, /factor is for op 'scale', not 'zero'/],
+    [{ hook: 'blocks.0.hook_resid_mid', op: 'add', values: 5 }, /values must be a list of numbers, not 5/],
+    [null, /a spec \{ hook, op, \.\.\. \} is needed, not null/],
   ];
   for (const [edit, pattern] of cases) {
     assert.throws(() => s.edit(edit), (e) => e instanceof LanternError && pattern.test(e.message), `${JSON.stringify(edit)}: ${pattern}`);
@@ -245,6 +255,18 @@ test('patchingSweep: every cell is the patched run\'s metric, patching the whole
   assert.ok(Math.abs(z.data[1 * nh + 2] - metric(hand.logits())) < 1e-6);
   assert.throws(() => s.patchingSweep({ clean, corrupted: corrupted.slice(1), metric }), /prompts of the same length/);
   assert.throws(() => s.patchingSweep({ clean, corrupted, hook: 'pattern', metric }), /hook must be 'resid_pre' or 'z'/);
+  // a metric that throws, or gives no number, leaves the session as a finished sweep does
+  const want = s.logits();
+  assert.throws(() => s.patchingSweep({ clean, corrupted, metric: () => { throw new Error('boom'); } }), /boom/);
+  assert.equal(s.editCount, 0);
+  assert.deepEqual([...s.tokens()], [...corrupted]);
+  assert.deepEqual(s.logits(), want);
+  for (const bad of [undefined, 'x', NaN, Infinity]) {
+    assert.throws(() => s.patchingSweep({ clean, corrupted, metric: () => bad }),
+      (e) => e instanceof LanternError && /metric must return a finite number, not .* \(layer 0, position 0\)/.test(e.message));
+    assert.equal(s.editCount, 0);
+  }
+  assert.deepEqual(s.patchingSweep({ clean, corrupted, metric }).data, resid.data, 'and the next sweep runs');
   model.free();
 });
 

@@ -922,26 +922,41 @@ class Session {
    * key positions; keys after a query stay masked. The positions the edit can change are rerun at
    * once, so logits, captures and the KV cache are those of the edited run.
    */
-  edit({ hook, op, factor = 1, values = [], positions = [], heads = [], dims = [], ...rest } = {}) {
+  edit(spec) {
     const h = this.live();
     const L = this.lantern;
+    if (spec === null || typeof spec !== 'object') throw new LanternError(`edit: a spec { hook, op, ... } is needed, not ${show(spec)}`);
+    const { hook, op, factor, values = [], positions, heads, dims, ...rest } = spec;
     const ops = { zero: 0, scale: 1, add: 2, replace: 3, mean: 4 };
     const unknown = Object.keys(rest);
     if (unknown.length) throw new LanternError(`edit: unknown option ${show(unknown[0])}`);
     if (typeof hook !== 'string') throw new LanternError(`edit: hook must be a hook's name, not ${show(hook)}`);
     if (!Object.hasOwn(ops, op)) throw new LanternError(`edit: op must be 'zero', 'scale', 'add', 'replace' or 'mean', not ${show(op)}`);
-    if (typeof factor !== 'number' || !Number.isFinite(factor) || Math.abs(factor) > F32_MAX) {
+    // a factor belongs to 'scale' alone, which needs one (no silent scaling by 1)
+    if (op === 'scale' && factor === undefined) throw new LanternError("edit: op 'scale' needs a factor");
+    if (op !== 'scale' && factor !== undefined) throw new LanternError(`edit: factor is for op 'scale', not '${op}'`);
+    if (op === 'scale' && (typeof factor !== 'number' || !Number.isFinite(factor) || Math.abs(factor) > F32_MAX)) {
       throw new LanternError(`edit: factor must be a finite number, not ${show(factor)}`);
     }
-    const ints = (list, what) => Int32Array.from(list, (v) => checkRange(v, `edit: ${what}`, 0, INT32_MAX));
-    const lists = [ints(positions, 'position'), ints(heads, 'head'), ints(dims, 'dimension')];
+    // a selector left out selects all; one given is a non-empty list (heads: 2 or [] would
+    // otherwise read as every head)
+    const ints = (list, name, what) => {
+      if (list === undefined) return new Int32Array(0);
+      if (!Array.isArray(list) && !ArrayBuffer.isView(list)) {
+        throw new LanternError(`edit: ${name} must be a list of ${what} indices (such as [0]), not ${show(list)}`);
+      }
+      if (list.length === 0) throw new LanternError(`edit: ${name} [] selects nothing: leave ${name} out to select every ${what}`);
+      return Int32Array.from(list, (v) => checkRange(v, `edit: ${what}`, 0, INT32_MAX));
+    };
+    const lists = [ints(positions, 'positions', 'position'), ints(heads, 'heads', 'head'), ints(dims, 'dims', 'dimension')];
+    if (!Array.isArray(values) && !ArrayBuffer.isView(values)) throw new LanternError(`edit: values must be a list of numbers, not ${show(values)}`);
     const vals = Float32Array.from(values, (v) => {
       if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > F32_MAX) throw new LanternError(`edit: values must be finite numbers, not ${show(v)}`);
       return v;
     });
     const ptrs = [vals, ...lists].map((a) => L.copyIn(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)));
     try {
-      L.check(L.withString(hook, (p) => L.wasm.ltw_session_add_edit(h, p, ops[op], factor, ptrs[0], vals.length,
+      L.check(L.withString(hook, (p) => L.wasm.ltw_session_add_edit(h, p, ops[op], factor ?? 1, ptrs[0], vals.length,
         ptrs[1], lists[0].length, ptrs[2], lists[1].length, ptrs[3], lists[2].length)));
     } finally {
       for (const p of ptrs) L.wasm.free(p);
@@ -1035,8 +1050,16 @@ class Session {
         } else {
           this.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
         }
-        data[l * width + k] = metric(this.logits());
-        this.clearEdits();
+        let value;
+        try { // a metric that throws leaves the session as a finished sweep does: no edits
+          value = metric(this.logits());
+        } finally {
+          this.clearEdits();
+        }
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
+        }
+        data[l * width + k] = value;
       }
     }
     return { shape: [nl, width], data };
