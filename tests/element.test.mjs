@@ -118,6 +118,12 @@ const BLOG = (lanternAt) => `<!doctype html>
 <lantern-view id="e" model="induction" view="probs"></lantern-view>
 </body></html>`;
 
+/** A page of one element whose view is not one it shows (fixed later by the test). */
+const ONE = (lanternAt) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>One</title>
+<script>globalThis.lanternIdleMs = 300;</script>
+<script type="module" src="${lanternAt}web/lantern-view.js"></script></head>
+<body><lantern-view id="x" model="induction" view="nonsense"></lantern-view></body></html>`;
+
 before(async () => {
   lanternServer = await serve(0, '127.0.0.1', { isolated: false, cors: true });
   lanternOrigin = `http://127.0.0.1:${lanternServer.address().port}/`;
@@ -125,7 +131,7 @@ before(async () => {
   // the blog: its own page, and a model folder of its own at /models/tiny/
   blogServer = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
-    const page = { '/': BLOG(lanternOrigin), '/readme.html': `<!doctype html><meta charset="utf-8"><title>README</title>\n${SNIPPET.replaceAll(SNIPPET_HOST, lanternOrigin)}` }[path];
+    const page = { '/': BLOG(lanternOrigin), '/one.html': ONE(lanternOrigin), '/readme.html': `<!doctype html><meta charset="utf-8"><title>README</title>\n${SNIPPET.replaceAll(SNIPPET_HOST, lanternOrigin)}` }[path];
     if (page) { res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }); res.end(page); return; }
     const file = /^\/models\/tiny\/([\w.]+)$/.exec(path)?.[1];
     if (file && existsSync(`${ROOT}tests/fixtures/gpt2-tiny/${file}`)) { res.writeHead(200); res.end(readFileSync(`${ROOT}tests/fixtures/gpt2-tiny/${file}`)); return; }
@@ -299,6 +305,35 @@ test('the README snippet, as written (the host aside), shows the head it names',
   const legend = await page.evaluate(() => document.querySelector('lantern-view').shadowRoot.querySelector('#legend').textContent);
   const attrs = Object.fromEntries([...SNIPPET.matchAll(/(layer|head)="(\d+)"/g)].map(([, k, v]) => [k, v]));
   assert.match(legend, new RegExp(`layer ${attrs.layer}, head ${attrs.head}`));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('an element\'s bad view fixed later shows; changed attributes move its menus; removed, its worker stops', async () => {
+  const page = await browser.newPage({ viewport: { width: 800, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const closed = [];
+  page.on('worker', (w) => w.on('close', () => closed.push(w.url())));
+  await page.goto(`${blogOrigin}/one.html`);
+  await page.waitForFunction(() => document.getElementById('x').shadowRoot?.querySelector('#error')?.textContent, null, { timeout: 60000 });
+  // the view fixed: the element connects and shows it
+  await page.evaluate(() => document.getElementById('x').setAttribute('view', 'attention'));
+  await page.waitForFunction(() => document.getElementById('x').shadowRoot.querySelector('#heatmap')?.dataset.rows, null, { timeout: 60000 });
+  assert.equal(await shadow(page, 'x', (r) => r.querySelector('#error')?.textContent ?? ''), '');
+  // layer, head and stage set from outside: the menus say so, as the legend does
+  await page.evaluate(() => { const x = document.getElementById('x'); x.setAttribute('layer', '1'); x.setAttribute('head', '2'); x.setAttribute('stage', 'scores'); });
+  await page.waitForFunction(() => /layer 1, head 2/.test(document.getElementById('x').shadowRoot.querySelector('#legend').textContent), null, { timeout: 30000 });
+  assert.deepEqual(await shadow(page, 'x', (r) => ['layer', 'head', 'stage'].map((id) => r.querySelector(`#${id}`).value)), ['1', '2', 'scores']);
+  // removed from the page: its worker (the model's memory) stops once no element uses it
+  assert.equal(page.workers().length, 1);
+  await page.evaluate(() => document.getElementById('x').remove());
+  await page.waitForFunction(() => true);
+  for (let i = 0; i < 50 && closed.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(closed.length, 1, 'the worker stopped');
+  // a new element for the same model starts a new one
+  await page.evaluate(() => { document.body.innerHTML = '<lantern-view id="y" model="induction" view="probs"></lantern-view>'; });
+  await page.waitForFunction(() => document.getElementById('y').shadowRoot?.querySelectorAll('#top tbody tr').length > 0, null, { timeout: 60000 });
   assert.deepEqual(errors, []);
   await page.close();
 });

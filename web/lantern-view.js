@@ -301,7 +301,21 @@ function hubFor(base, name) {
     hub = new Hub(base, name);
     hubs.set(base, hub);
   }
+  clearTimeout(hub.idle);
   return hub;
+}
+
+/** An element left its hub: once no element has used the hub for a while (an element moved in
+ * the page comes back at once), its worker, which holds the model, is stopped. */
+function leave(hub, el) {
+  hub.elements.delete(el);
+  if (hub.elements.size) return;
+  clearTimeout(hub.idle);
+  hub.idle = setTimeout(() => {
+    if (hub.elements.size || hubs.get(hub.base) !== hub) return;
+    hubs.delete(hub.base);
+    hub.worker?.terminate();
+  }, globalThis.lanternIdleMs ?? 10000); // (the tests wait less)
 }
 
 // ---------------------------------------------------------------- the element
@@ -339,6 +353,10 @@ export class LanternView extends Base {
 
   connectedCallback() {
     live.add(this);
+    // moved in the page: back to its hub, or, if that hub has stopped meanwhile, to a new one
+    if (this.hub) {
+      if (hubs.get(this.hub.base) === this.hub) { clearTimeout(this.hub.idle); this.hub.elements.add(this); } else this.hub = null;
+    }
     this.configure();
     if (!this.io) {
       this.io = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) this.start(); }, { rootMargin: '300px 0px' });
@@ -362,7 +380,7 @@ export class LanternView extends Base {
     this.io?.disconnect();
     this.ro?.disconnect();
     this.io = this.ro = null;
-    this.hub?.elements.delete(this);
+    if (this.hub) leave(this.hub, this);
   }
 
   attributeChangedCallback(name, old, value) {
@@ -372,9 +390,11 @@ export class LanternView extends Base {
     const after = this.cfg;
     const same = (k) => JSON.stringify(before[k]) === JSON.stringify(after[k]);
     if (!this.started) { this.build(); return; }
-    if (!same('model')) { this.configure(); this.connectModel(); return; }
+    // a new model, or a view that is, or was, not one the element shows: connected anew
+    if (!same('model') || (!same('view') && (before.badView || after.badView))) { this.configure(); this.connectModel(); return; }
     // the views read their colours from the styles when they draw
     if (!same('view') || !same('editable') || !same('lang') || !same('theme')) { this.build(); this.fillSelects(); }
+    else if (['layer', 'head', 'stage', 'attn'].some((k) => !same(k))) this.fillSelects(); // the menus say what is shown
     if (!same('prompt') || !same('steps')) this.refresh(true);
     else this.refresh(false);
   }
@@ -594,7 +614,7 @@ export class LanternView extends Base {
   }
 
   connectModel() {
-    this.hub?.elements.delete(this);
+    if (this.hub) leave(this.hub, this);
     this.hub = null;
     this.info = null;
     this.v = null;
