@@ -305,7 +305,9 @@ test('keyboard: one tab stop per group, arrows inside, focus kept after Enter; a
 
 test('axe-core finds no serious or critical violations', async () => {
   for (const query of ['?model=gpt2-tiny', '?model=zh-en&lang=zh', '?model=austen&embed=1&view=attention',
-    '?model=zh-en&lang=zh&embed=1&view=norm', '?model=gpt2-tiny&embed=1&view=ffn', '?model=austen&embed=1&view=embed']) {
+    '?model=zh-en&lang=zh&embed=1&view=norm', '?model=gpt2-tiny&embed=1&view=ffn', '?model=austen&embed=1&view=embed',
+    // the induction head's weights near 1: the darkest cells of the step-by-step table
+    '?model=induction&embed=1&view=steps&layer=1&head=0', '?model=austen&embed=1&view=steps']) {
     const { page } = await openPage(query);
     assert.deepEqual(await axeViolations(page), [], query);
     await shared.release(page);

@@ -142,7 +142,8 @@ export function createSteps({ root, query, onQuery, onKey }) {
     box.replaceChildren(
       el('p', { class: 'scalar-head' }, t('steps.scalarHead', qName(), kName(j))),
       el('p', { class: 'eq' }, el('span', { class: 'lhs' }, `s(${s.query}, ${j}) = Σ_d q_d k_d / √d_k`)),
-      el('p', { class: 'eq terms' }, `= ( ${terms.join(' + ')} ) / √${D}`),
+      // a box that scrolls: focusable, so a keyboard can scroll it (and named for a screen reader)
+      el('p', { class: 'eq terms', tabIndex: 0, role: 'region', 'aria-label': t('steps.termsLabel', D) }, `= ( ${terms.join(' + ')} ) / √${D}`),
       el('p', { class: 'eq' }, `= ${f(s.dot[j], 4)} / ${f(s.sqrtD, 4)} = `, el('b', { dataset: { value: String(s.scaled[j]) } }, f(s.scaled[j], 4))),
       masked
         ? el('p', { class: 'eq maskline' }, t('steps.scalarMasked', j, s.query))
