@@ -153,6 +153,15 @@ test('presets and the guided tour set the URL state; the glossary opens from a l
   await page.screenshot({ path: `${SHOTS}guide-zh.png` });
   await page.click('#guide-close');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('guide') === null && document.getElementById('guide').hidden);
+  // by keyboard: Enter on the start takes the focus to Next, Enter goes on, Escape closes and comes back
+  await page.focus('#guide-start');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.getElementById('guide').hidden && document.activeElement?.id === 'guide-next');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('guide') === '2');
+  assert.equal(await page.getAttribute('#guide .guide-body', 'aria-live'), 'polite');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => document.getElementById('guide').hidden && document.activeElement?.id === 'guide-start');
   // the glossary, from the residual panel
   await page.click('#residual-panel .glossary-open');
   await page.waitForFunction(() => document.getElementById('glossary-dialog').open);

@@ -151,10 +151,14 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
     store.set(patch);
     focusView(patch.view);
   };
-  $('guide-start').addEventListener('click', () => go(1));
-  $('guide-prev').addEventListener('click', () => go(S.guide - 1));
-  $('guide-next').addEventListener('click', () => go(S.guide + 1));
-  $('guide-close').addEventListener('click', () => store.set({ guide: null }));
+  // the tour's panel sits last in the page: the keyboard is taken to it when it opens, Escape
+  // closes it (back to where it started), and each step is read out (aria-live on its text)
+  $('guide-start').addEventListener('click', () => { go(1); $('guide-next').focus(); });
+  $('guide-prev').addEventListener('click', () => { go(S.guide - 1); if ($('guide-prev').disabled) $('guide-next').focus(); });
+  $('guide-next').addEventListener('click', () => { go(S.guide + 1); if ($('guide-next').disabled) $('guide-prev').focus(); });
+  const closeGuide = () => { store.set({ guide: null }); $('guide-start').focus(); };
+  $('guide-close').addEventListener('click', closeGuide);
+  guide.addEventListener('keydown', (e) => { if (e.key === 'Escape') { e.preventDefault(); closeGuide(); } });
   drawGuide();
   if (!S.embed && S.view) pendingFocus = S.view; // a shared link opens on its view
 
