@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 import { serve } from '../web/serve.mjs';
-import { STRINGS } from '../web/i18n.js';
+import { STRINGS, setArch } from '../web/i18n.js';
 import { lantern, readFixture, FIXTURES, CHROMIUM, CHROMIUM_ARGS, loadShipped, reusablePage } from './helpers.mjs';
 import { capturePatterns, logitParts } from '../web/residual.js';
 import { GUIDE } from '../web/guide.js';
@@ -185,5 +185,21 @@ test('the multi-head formulas write every head index in superscript digits, in b
     const steps = STRINGS[lang].steps;
     assert.match(steps.splitFormula(12, 64), /Q⁽¹¹⁾ \]/, lang);
     assert.match(steps.concatFormula(4), /z⁽³⁾\)/, lang);
+  }
+});
+
+test('the tour speaks of the model shown: the encoder masks nothing, and a translator\'s stream is read through W_U', () => {
+  try {
+    for (const lang of ['en', 'zh']) {
+      const steps = STRINGS[lang].guide.steps;
+      setArch({ family: 'transformer' });
+      assert.match(steps.steps[1], lang === 'en' ? /no mask/ : /没有掩码/, lang);
+      assert.doesNotMatch(steps.residual[1], lang === 'en' ? /attention and MLP output pushes/ : /推高或压低/, lang);
+      setArch({ family: 'gpt2' });
+      assert.match(steps.steps[1], lang === 'en' ? /scaled, masked/ : /缩放、掩码/, lang);
+      assert.doesNotMatch(steps.ffn[1], lang === 'en' ? /widen/ : /扩宽/, lang);
+    }
+  } finally {
+    setArch(null);
   }
 });

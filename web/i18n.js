@@ -627,15 +627,23 @@ export const STRINGS = {
           ? ['Embedding and position', 'Each token id picks its row of the embedding table W_E, and that row alone is the residual stream entering layer 0: this model adds no position vector. It turns each query and key inside attention by angles that grow with the position (rotary embeddings).']
           : ['Embedding and position', 'Each token id picks its row of the embedding table W_E, and a vector for its position is added. The sum is the residual stream entering layer 0.'];
         },
-        steps: ['Attention, step by step', 'One head of layer 0 for the newest token: its query is compared with every key, the scores are scaled, masked and turned into weights by softmax, and the values are averaged with those weights.'],
+        get steps() { // (an encoder-decoder opens on its encoder, whose self-attention masks nothing)
+          return arch.family === 'transformer'
+          ? ['Attention, step by step', 'One head of the encoder\'s layer 0 for one source token: its query is compared with every key, the scores are scaled (no mask: in the encoder every token sees every other) and turned into weights by softmax, and the values are averaged with those weights.']
+          : ['Attention, step by step', 'One head of layer 0 for the newest token: its query is compared with every key, the scores are scaled, masked and turned into weights by softmax, and the values are averaged with those weights.'];
+        },
         heads: ['Multi-head attention', 'Each layer runs several heads side by side, each with its own queries, keys and values: here is every head\'s pattern, layer by layer (click one to study it). Their outputs are concatenated and projected by W_O.'],
         get norm() {
           return arch.rms
           ? ['Add & Norm', 'The attention output is added back to the stream (the residual connection), and RMSNorm rescales each token\'s vector to root mean square 1 (no mean is subtracted, and there is no β) before each sublayer reads it.']
           : ['Add & Norm', 'The attention output is added back to the stream (the residual connection), and LayerNorm rescales each token\'s vector to mean 0 and standard deviation 1: before each sublayer (pre-LN), or after the sum (post-LN).'];
         },
-        ffn: ['The feed-forward network', 'Then each token on its own goes through a two-layer network: widen, a non-linearity, narrow. Its output is added to the stream too.'],
-        residual: ['The residual stream', 'Every sublayer only adds to the stream. Here is how large it grows, layer by layer, and how much each attention and MLP output pushes one token\'s logit up or down.'],
+        ffn: ['The feed-forward network', 'Then each token on its own goes through a two-layer network: into d_mlp numbers (usually four times the stream\'s), a non-linearity, and back to d_model. Its output is added to the stream too.'],
+        get residual() {
+          return arch.family === 'transformer'
+          ? ['The residual stream', 'Every sublayer only adds to the stream. Here is how large it grows, layer by layer, in the encoder and the decoder, and what the decoder\'s stream after each layer would predict, read out through W_U.']
+          : ['The residual stream', 'Every sublayer only adds to the stream. Here is how large it grows, layer by layer, and how much each attention and MLP output pushes one token\'s logit up or down.'];
+        },
         output: ['The next token', 'At the end the stream of each position is unembedded into one logit per token of the vocabulary; softmax at a temperature gives the probabilities the next token is drawn from.'],
       },
     },
@@ -1249,15 +1257,23 @@ export const STRINGS = {
           ? ['嵌入与位置', '每个词元编号取出嵌入表 W_E 中的一行，这一行本身就是进入第 0 层的残差流：这个模型不加位置向量，而是在注意力里把每个查询和键按随位置增大的角度旋转（旋转位置编码）。']
           : ['嵌入与位置', '每个词元编号取出嵌入表 W_E 中的一行，再加上表示其位置的向量。两者之和就是进入第 0 层的残差流。'];
         },
-        steps: ['注意力，逐步计算', '第 0 层的一个头，针对最新的词元：它的查询与每个键比较，分数经过缩放、掩码，再由 softmax 变成权重，最后用这些权重对值求平均。'],
+        get steps() {
+          return arch.family === 'transformer'
+          ? ['注意力，逐步计算', '编码器第 0 层的一个头，针对一个源词元：它的查询与每个键比较，分数经过缩放（没有掩码：编码器里每个词元都能看到所有词元），再由 softmax 变成权重，最后用这些权重对值求平均。']
+          : ['注意力，逐步计算', '第 0 层的一个头，针对最新的词元：它的查询与每个键比较，分数经过缩放、掩码，再由 softmax 变成权重，最后用这些权重对值求平均。'];
+        },
         heads: ['多头注意力', '每一层并列运行多个头，各有自己的查询、键和值：这里是每个头的注意力模式，逐层排列（点击一个可以细看）。它们的输出拼接起来，再乘以 W_O。'],
         get norm() {
           return arch.rms
           ? ['残差连接与归一化', '注意力的输出加回残差流（残差连接），RMSNorm 在每个子层读取之前把每个词元的向量重新缩放为均方根 1（不减均值，也没有 β）。']
           : ['残差连接与层归一化', '注意力的输出加回残差流（残差连接），层归一化把每个词元的向量重新缩放为均值 0、标准差 1：在每个子层之前（前置），或在相加之后（后置）。'];
         },
-        ffn: ['前馈网络', '然后每个词元单独经过一个两层网络：扩宽、非线性、收窄。它的输出也加到残差流上。'],
-        residual: ['残差流', '每个子层都只是往残差流上累加。这里显示它逐层变得多大，以及每个注意力和 MLP 的输出把一个词元的 logit 推高或压低了多少。'],
+        ffn: ['前馈网络', '然后每个词元单独经过一个两层网络：变成 d_mlp 个数（通常是残差流的四倍）、非线性、再回到 d_model。它的输出也加到残差流上。'],
+        get residual() {
+          return arch.family === 'transformer'
+          ? ['残差流', '每个子层都只是往残差流上累加。这里显示它在编码器和解码器中逐层变得多大，以及解码器每一层之后的残差流经 W_U 读出时会预测什么。']
+          : ['残差流', '每个子层都只是往残差流上累加。这里显示它逐层变得多大，以及每个注意力和 MLP 的输出把一个词元的 logit 推高或压低了多少。'];
+        },
         output: ['下一个词元', '最后，每个位置的残差流经反嵌入变成词表中每个词元的一个 logit；在某个温度下做 softmax，得到抽取下一个词元所用的概率。'],
       },
     },
