@@ -302,24 +302,26 @@ void lt_edited_attention(lt_pass *p, float *out, float *scores, float *pattern, 
         }
 }
 
-/* The captured row `row` of hook (layer), or NULL with an error naming what to capture. */
-static const float *captured_row(lt_session *s, const char *name, int32_t row, int32_t width) {
-    const float *data;
-    int32_t shape[LT_MAX_DIMS], ndim;
-    if (lt_session_tensor(s, name, &data, shape, &ndim)) return NULL;
-    if (row >= shape[0]) {
-        lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is outside the last pass's %d positions", (int)row, (int)shape[0]);
-        return NULL;
-    }
-    return data + (size_t)row * width;
-}
-
 /* The last error again, prefixed by what failed and followed by what it needs captured (copied
  * first: lt_fail writes the buffer lt_last_error reads). */
 static int32_t missing(const char *what, const char *needs) {
     char why[256];
     snprintf(why, sizeof why, "%s", lt_last_error());
     return lt_fail(lt_last_error_code(), "%s: %s (capture %s and ln_final.hook_scale)", what, why, needs);
+}
+
+/* The captured row `row` of hook `name` into *out. Not captured: the engine's error with what
+ * `what` needs captured; captured but without that row: said as such (nothing to capture). */
+static int32_t captured_row(lt_session *s, const char *what, const char *needs, const char *name, int32_t row,
+                            int32_t width, const float **out) {
+    const float *data;
+    int32_t shape[LT_MAX_DIMS], ndim;
+    if (lt_session_tensor(s, name, &data, shape, &ndim)) return missing(what, needs);
+    if (row >= shape[0])
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "%s: row %d is outside the last pass's %d positions", what, (int)row,
+                       (int)shape[0]);
+    *out = data + (size_t)row * width;
+    return LT_OK;
 }
 
 #define LENS_NEEDS "blocks.*.hook_resid_pre, blocks.*.hook_resid_post"
@@ -337,13 +339,13 @@ int32_t lt_session_logit_lens(lt_session *s, int32_t row, float *out) {
     if (row < 0) return lt_fail(LT_ERR_OUT_OF_RANGE, "logit lens: row %d is negative", (int)row);
     const int32_t d = m->d_model;
     char name[MAX_NAME];
-    const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
-    if (!scale) return missing("logit lens", LENS_NEEDS);
+    const float *scale, *r;
+    int32_t rc = captured_row(s, "logit lens", LENS_NEEDS, "ln_final.hook_scale", row, 1, &scale);
+    if (rc) return rc;
     for (int32_t l = 0; l <= m->n_layer; l++) {
         if (l < m->n_layer) snprintf(name, sizeof name, "blocks.%d.hook_resid_pre", (int)l);
         else snprintf(name, sizeof name, "blocks.%d.hook_resid_post", (int)(m->n_layer - 1));
-        const float *r = captured_row(s, name, row, d);
-        if (!r) return missing("logit lens", LENS_NEEDS);
+        if ((rc = captured_row(s, "logit lens", LENS_NEEDS, name, row, d, &r))) return rc;
         /* TransformerLens's apply_ln_to_stack: centred (LayerNorm, not RMSNorm), divided by the
          * final norm's cached scale, then its weight and bias (which TransformerLens folds into
          * W_U and b_U) */
@@ -371,18 +373,18 @@ int32_t lt_session_logit_attribution(lt_session *s, int32_t row, int32_t token, 
                        (int)m->n_vocab);
     const int32_t d = m->d_model, H = m->n_head, dh = m->d_head;
     char name[MAX_NAME];
-    const float *scale = captured_row(s, "ln_final.hook_scale", row, 1);
-    if (!scale) return missing("logit attribution", ATTRIBUTION_NEEDS);
+    const float *scale, *z, *mlp;
+    int32_t rc = captured_row(s, "logit attribution", ATTRIBUTION_NEEDS, "ln_final.hook_scale", row, 1, &scale);
+    if (rc) return rc;
     /* the direction a component's contribution is read along: ln_final's weight times the token's
      * unembedding (TransformerLens folds the weight into W_U) */
     float *dir = s->pass.tmp, *c = s->pass.xn; /* scratch rows of the passes: free between them */
     for (int32_t i = 0; i < d; i++) dir[i] = m->ln_f_w[i] * lt_mat_at(&m->lm_head, (size_t)d, (size_t)i, (size_t)token);
     for (int32_t l = 0; l < m->n_layer; l++) {
         snprintf(name, sizeof name, "blocks.%d.attn.hook_z", (int)l);
-        const float *z = captured_row(s, name, row, d);
+        if ((rc = captured_row(s, "logit attribution", ATTRIBUTION_NEEDS, name, row, d, &z))) return rc;
         snprintf(name, sizeof name, "blocks.%d.hook_mlp_out", (int)l);
-        const float *mlp = captured_row(s, name, row, d);
-        if (!z || !mlp) return missing("logit attribution", ATTRIBUTION_NEEDS);
+        if ((rc = captured_row(s, "logit attribution", ATTRIBUTION_NEEDS, name, row, d, &mlp))) return rc;
         const lt_mat *w_o = m->ops->attn_out(m, l);
         for (int32_t h = 0; h <= H; h++) { /* each head's z_h W_O[h], then the MLP's output */
             if (h < H)

@@ -263,6 +263,26 @@ test('booleans in config.json must be JSON booleans; values that must agree, agr
     /"scale_embedding" must be true or false/);
 });
 
+test('a misspelt option, or an argument of the wrong kind, is refused by name, not ignored', async () => {
+  const model = L.loadModel(fixture);
+  const s = model.createSession({ capture: ['blocks.*.hook_resid_pre', 'blocks.*.hook_resid_post', 'ln_final.hook_scale'] });
+  s.forward(golden.prompt);
+  refuses(() => s.probs({ topk: 3 }), /^sampling: unknown option "topk" \(it takes temperature, topK, topP\)$/);
+  refuses(() => s.sample({ temprature: 0 }), /unknown option "temprature"/);
+  refuses(() => s.probs(0.8), /sampling: options must be an object, not 0\.8/);
+  refuses(() => model.createSession({ captur: ['*'] }), /createSession: unknown option "captur"/);
+  refuses(() => L.loadModel({ ...fixture, precison: 'int8' }), /loadModel: unknown option "precison"/);
+  refuses(() => L.loadModel(null), /loadModel needs \{ config, weights \}/);
+  refuses(() => L.loadModel({ ...fixture, config: JSON.parse(fixture.config) }), /config \(config\.json\) must be the file's text or bytes .*not an object/);
+  refuses(() => L.loadModel({ ...fixture, weights: 'abc' }), /weights \(model\.safetensors\) must be its bytes/);
+  refuses(() => L.loadTokenizer({ vocab: fixture.vocab, merge: '' }), /loadTokenizer: unknown option "merge"/);
+  await assert.rejects(createLantern({ buidl: 'threads' }), /createLantern: unknown option "buidl"/);
+  // the lens: a row past the pass is said once, without capture advice (the tensors are there)
+  refuses(() => s.logitLens({ row: 99 }), /^logit lens: row 99 is outside the last pass's \d+ positions$/);
+  refuses(() => s.logitLens({ rows: 1 }), /logitLens: unknown option "rows"/);
+  model.free();
+});
+
 test('out-of-range options are refused; documented sentinels keep their meaning', () => {
   const model = L.loadModel(fixture);
   for (const bad of [-1, NaN, 1.5, Infinity, 2 ** 53, '100', null]) {

@@ -157,7 +157,8 @@ async function defaultThreads() {
  * - `wasmBytes` (Uint8Array or ArrayBuffer) or `wasmUrl`: a module of your own instead (default:
  *   the build's file next to this module; file: URLs are read with node:fs).
  */
-export async function createLantern(options = {}) {
+export async function createLantern(given) {
+  const options = optionsOf(given, ['build', 'threads', 'config', 'deferHelpers', 'wasmBytes', 'wasmUrl'], 'createLantern');
   const asked = options.build ?? 'strict';
   if (!['strict', 'relaxed', 'threads', 'auto'].includes(asked)) {
     throw new LanternError(`build must be 'strict', 'relaxed', 'threads' or 'auto', not ${JSON.stringify(asked)}`);
@@ -324,7 +325,28 @@ function checkInteger(value, what) {
 
 /** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
 function show(value) {
+  if (value !== null && typeof value === 'object') return ArrayBuffer.isView(value) ? `a ${value.constructor.name}` : Array.isArray(value) ? 'an array' : 'an object';
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);
+}
+
+/** The options object of a call: none is {}; anything but an object, or a name the call does not
+ * take, is refused (a misspelling such as topk for topK would otherwise be ignored unsaid). */
+function optionsOf(value, allowed, where) {
+  if (value == null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new LanternError(`${where}: options must be an object, not ${show(value)}`);
+  for (const k of Object.keys(value)) {
+    if (!allowed.includes(k)) throw new LanternError(`${where}: unknown option ${show(k)} (it takes ${allowed.join(', ')})`);
+  }
+  return value;
+}
+
+/** A file's contents as the API takes them: a string, or bytes (Uint8Array, ArrayBuffer, a view). */
+function fileBytes(value, what) {
+  if (typeof value === 'string') return encoder.encode(value);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  throw new LanternError(`${what} must be the file's text or bytes (a string, Uint8Array or ArrayBuffer), not ${show(value)}`);
 }
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -475,7 +497,10 @@ class Lantern {
    * does not match its checkpoint) unless `allowUnused` is true: then they are ignored and named
    * in `model.info.warnings`.
    */
-  loadModel({ config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false }) {
+  loadModel(spec) {
+    if (spec == null) throw new LanternError('loadModel needs { config, weights }');
+    const { config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false } =
+      optionsOf(spec, ['config', 'weights', 'maxWeightBytes', 'precision', 'allowUnused'], 'loadModel');
     const precisions = { auto: 0, f32: 1, stored: 2, int8: 3 };
     if (!Object.hasOwn(precisions, precision)) {
       throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${show(precision)}`);
@@ -483,8 +508,9 @@ class Lantern {
     checkBytes(maxWeightBytes, 'maxWeightBytes');
     if (typeof allowUnused !== 'boolean') throw new LanternError(`allowUnused must be true or false, not ${show(allowUnused)}`);
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
-    const configBytes = typeof config === 'string' ? encoder.encode(config) : new Uint8Array(config);
-    const weightBytes = weights instanceof Uint8Array ? weights : new Uint8Array(weights);
+    const configBytes = fileBytes(config, 'config (config.json)');
+    if (typeof weights === 'string') throw new LanternError('weights (model.safetensors) must be its bytes (a Uint8Array or ArrayBuffer), not a string');
+    const weightBytes = fileBytes(weights, 'weights (model.safetensors)');
     if (weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
     const cfgPtr = this.copyIn(configBytes);
     let wPtr = 0;
@@ -505,7 +531,9 @@ class Lantern {
    * tokenizer.json), { vocab, merges } (GPT-2 byte-level BPE), or { vocab } alone (one token per
    * character). Each file as a string, Uint8Array or ArrayBuffer.
    */
-  loadTokenizer({ vocab, merges, tokenizerJson }) {
+  loadTokenizer(spec) {
+    if (spec == null) throw new LanternError('loadTokenizer needs tokenizerJson, or vocab (and merges for BPE)');
+    const { vocab, merges, tokenizerJson } = optionsOf(spec, ['vocab', 'merges', 'tokenizerJson'], 'loadTokenizer');
     const [kind, a, b] = tokenizerJson != null ? [2, tokenizerJson, '']
       : vocab != null && merges != null ? [0, vocab, merges]
         : vocab != null ? [1, vocab, ''] : [-1];
@@ -566,7 +594,8 @@ class Tokenizer {
   }
 
   /** Token ids of text (a string, or raw bytes); special: also match tokens like <|endoftext|>. */
-  encode(text, { special = false } = {}) {
+  encode(text, options) {
+    const { special = false } = optionsOf(options, ['special'], 'encode');
     return this.run(text, special).ids;
   }
 
@@ -575,7 +604,8 @@ class Tokenizer {
    * the UTF-8 bytes and, for string input, start/end in UTF-16 units (for String.slice; a token
    * holding part of a character covers that whole character).
    */
-  encodeWithOffsets(text, { special = false } = {}) {
+  encodeWithOffsets(text, options) {
+    const { special = false } = optionsOf(options, ['special'], 'encodeWithOffsets');
     const { ids, offsets } = this.run(text, special);
     const map = typeof text === 'string' ? utf16Offsets(text) : null;
     const tokens = Array.from(ids, (id, i) => {
@@ -694,7 +724,8 @@ class Model {
   }
 
   /** Options: capture (patterns), maxCaptureBytes (0: 256 MB), seed (a non-negative safe integer). */
-  createSession({ capture = [], maxCaptureBytes = 0, seed = 0x6c616e74 } = {}) {
+  createSession(options) {
+    const { capture = [], maxCaptureBytes = 0, seed = 0x6c616e74 } = optionsOf(options, ['capture', 'maxCaptureBytes', 'seed'], 'createSession');
     checkBytes(maxCaptureBytes, 'maxCaptureBytes');
     const [lo, hi] = splitSeed(seed);
     const handle = this.lantern.wasm.ltw_session_init(this.live(), maxCaptureBytes, lo, hi) >>> 0;
@@ -756,7 +787,8 @@ function splitSeed(seed) {
 // would silently become 0 (greedy) or infinity on the way in
 const F32_MIN_NORMAL = 2 ** -126, F32_MAX = (2 - 2 ** -23) * 2 ** 127;
 
-function samplingArgs({ temperature = 1, topK = 0, topP = 1 } = {}) {
+function samplingArgs(options) {
+  const { temperature = 1, topK = 0, topP = 1 } = optionsOf(options, ['temperature', 'topK', 'topP'], 'sampling');
   checkRange(topK, 'topK', 0, INT32_MAX);
   if (typeof temperature !== 'number' || typeof topP !== 'number') {
     throw new LanternError('temperature and topP must be numbers');
@@ -970,7 +1002,8 @@ class Session {
    * n_vocab], data }. Capture blocks.*.hook_resid_pre, blocks.*.hook_resid_post and
    * ln_final.hook_scale first.
    */
-  logitLens({ row } = {}) {
+  logitLens(options) {
+    const { row } = optionsOf(options, ['row'], 'logitLens');
     const h = this.live();
     const L = this.lantern;
     const r = checkRange(row ?? lastPassRows(this) - 1, 'logitLens: row', 0, INT32_MAX);
