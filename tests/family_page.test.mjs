@@ -311,7 +311,7 @@ test('rotary against learned positions: two folders with metrics.json side by si
     }
     // another layer
     await page.selectOption('#compare-layer', '1');
-    await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('layer 1'), null, { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('#compare .compare-row h3')?.textContent.includes('layer 1'), null, { timeout: 30000 });
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
@@ -387,7 +387,7 @@ test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions
     assert.ok(fonts.length && Math.min(...fonts) >= 9, `the chart's text is at least 9 px tall at 390 px: ${Math.min(...fonts)}`);
     await page.selectOption('#compare-layer', '2');
     await page.waitForFunction(() => new URL(location.href).searchParams.get('cmp') === '2', null, { timeout: 10000 });
-    await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('layer 2'), null, { timeout: 60000 });
+    await page.waitForFunction(() => document.querySelector('#compare .compare-row h3')?.textContent.includes('layer 2'), null, { timeout: 60000 });
     // 中文: the same facts
     await page.selectOption('#lang', 'zh');
     await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
@@ -402,7 +402,7 @@ test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60000 });
     await page.waitForFunction(() => !document.getElementById('compare-panel').hidden, null, { timeout: 30000 });
     await page.$eval('#compare-panel', (e) => e.scrollIntoView());
-    await page.waitForFunction(() => document.querySelector('#compare .compare-row h4')?.textContent.includes('2'), null, { timeout: 60000 });
+    await page.waitForFunction(() => document.querySelector('#compare .compare-row h3')?.textContent.includes('2'), null, { timeout: 60000 });
     assert.equal(await page.inputValue('#compare-layer'), '2');
     assert.deepEqual(errors, []);
   } finally {

@@ -85,7 +85,7 @@ export function createAblate({ root, grid, mode, factor, factorMsg, clear, summa
     const head = el('thead', {}, el('tr', {}, ...['thToken', 'thPBefore', 'thPAfter', 'thDp', 'thLogitBefore', 'thLogitAfter', 'thDlogit']
       .map((k) => el('th', { scope: 'col' }, t(`iv.${k}`)))));
     // a scrolling region is a tab stop, so the keyboard can scroll it
-    root.append(el('div', { class: 'table-scroll', tabIndex: 0, role: 'region', 'aria-label': t('iv.ablateTitle') }, el('table', { class: 'compare' },
+    root.append(el('div', { class: 'table-scroll', tabIndex: 0, role: 'region', 'aria-label': t('iv.ablateTableLabel') }, el('table', { class: 'compare' },
       el('caption', {}, t('iv.compareCaption', s.pos, s.temperature)), head, body)));
   }
 

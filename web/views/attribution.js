@@ -36,7 +36,7 @@ export function createAttribution({ root, query, token, onQuery, onToken }) {
     });
     root.append(
       el('p', { class: 'dla-head' }, t('iv.dlaHead', shown(s.tokenText), s.token, s.pos, s.logit, s.p)),
-      el('div', { class: 'table-scroll dla-scroll', tabIndex: 0, role: 'region', 'aria-label': t('iv.dlaTitle') }, el('table', { class: 'dla' },
+      el('div', { class: 'table-scroll dla-scroll', tabIndex: 0, role: 'region', 'aria-label': t('iv.dlaTableLabel') }, el('table', { class: 'dla' },
         el('caption', {}, longest ? t('iv.dlaCaption', s.bars.length, name(longest), longest.value) : ''),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('iv.dlaComponent')), el('th', { scope: 'col' }, t('iv.dlaAxis')), el('th', { scope: 'col' }, t('iv.dlaValue')))),
         el('tbody', {}, ...rows))),

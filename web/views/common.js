@@ -1,5 +1,6 @@
 // Pieces every view shares: the colour scale, the draw counter the tests read, a roving
 // tabindex for groups of items, and a helper that redraws only when a view's inputs change.
+import { t } from '../i18n.js';
 
 // viridis: readable in greyscale and with the common colour-vision deficiencies
 const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
@@ -162,7 +163,10 @@ export function divergingColour(v, scale, neutral) {
 /** values [height * width] as a canvas of one pixel each, stretched by CSS; a value that is not
  * finite is drawn neutral. The caller adds its readout. */
 export function valueCanvas(values, width, height, scale, neutral, cls = 'strip') {
-  const c = el('canvas', { class: cls });
+  let lo = Infinity, hi = -Infinity;
+  for (let k = 0; k < width * height; k++) if (Number.isFinite(values[k])) { lo = Math.min(lo, values[k]); hi = Math.max(hi, values[k]); }
+  // a picture of numbers: named for a screen reader by what it holds (the hover reads each one out)
+  const c = el('canvas', { class: cls, role: 'img', 'aria-label': t('stripLabel', width * height, lo, hi) });
   c.width = width;
   c.height = height;
   const ctx = c.getContext('2d');

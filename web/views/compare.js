@@ -97,7 +97,7 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
   function drawPatterns() {
     if (!result) { root.replaceChildren(); return; }
     const rows = result.models.map((m, k) => el('div', { class: 'compare-row', dataset: { model: names[k], positions: positionsOf(m.info) } },
-      el('h4', {}, el('span', { class: 'swatch', style: `background:${COLOURS[k]}` }), t('compare.rowTitle', names[k], positionsOf(m.info), m.info, m.layer)),
+      el('h3', { class: 'compare-title' }, el('span', { class: 'swatch', style: `background:${COLOURS[k]}` }), t('compare.rowTitle', names[k], positionsOf(m.info), m.info, m.layer)),
       el('div', { class: 'compare-heads' }, ...Array.from({ length: m.info.n_head }, (_, h) => el('figure', {}, headCanvas(m, k, h), el('figcaption', {}, t('headName', h)))))));
     root.replaceChildren(...rows, el('p', { class: 'hint' }, t('compare.patternsNote', result.models[0].T, result.models[0].text ?? result.models[0].tokens.join(''))));
     const L = Math.max(...result.models.map((m) => m.info.n_layer));
