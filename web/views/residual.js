@@ -172,7 +172,7 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
       el('th', { scope: 'row' }, t('residual.layerN', l)),
       ...Array.from({ length: H }, (_, h) => cell(s.heads[l * H + h])), ...(getArch().outBias ? [cell(s.bO[l], 'bo')] : []),
       el('td', { class: 'htotal', dataset: { value: String(s.headTotals[l]) } }, f(s.headTotals[l], 4)))));
-    const head = el('tr', {}, el('td', {}), ...Array.from({ length: H }, (_, h) => el('th', { scope: 'col' }, t('headName', h))),
+    const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'vh' }, t('residual.cornerLabel'))), ...Array.from({ length: H }, (_, h) => el('th', { scope: 'col' }, t('headName', h))),
       ...(getArch().outBias ? [el('th', { scope: 'col' }, 'b_O')] : []), el('th', { scope: 'col' }, t('residual.thAttnTotal')));
     return stage(3, 'headsTitle', formula(t('residual.headsFormula')),
       el('div', { class: 'keys-scroll' }, el('table', { class: 'keys headsdla' }, el('caption', {}, t('residual.headsCaption')), el('thead', {}, head), body)),

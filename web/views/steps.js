@@ -232,7 +232,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
     const { T, C } = m, D = s.D;
     const numbers = (data, what, { d = 2, masked = false } = {}) => {
       const tb = el('tbody');
-      const head = el('tr', {}, el('td', {}), ...Array.from({ length: C }, (_, j) => el('th', { scope: 'col', title: tokText(cols[j]) }, String(j))));
+      const head = el('tr', {}, el('th', { scope: 'col' }, el('span', { class: 'vh' }, t('steps.cornerLabel'))), ...Array.from({ length: C }, (_, j) => el('th', { scope: 'col', title: tokText(cols[j]) }, String(j))));
       for (let r = 0; r < T; r++) {
         const tr = el('tr', { class: r === s.query ? 'cur' : '' }, el('th', { scope: 'row', title: tokText(rows[r]) }, String(r)));
         for (let j = 0; j < C; j++) {
