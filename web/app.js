@@ -68,7 +68,11 @@ const S = store.state;
 setLang(S.lang);
 applyStatic();
 $('lang').value = S.lang;
-if (S.embed) document.body.classList.add('embed');
+if (S.embed) {
+  document.body.classList.add('embed');
+  // the masthead is hidden in a frame: its title stays, for a screen reader, at the frame's top
+  document.querySelector('main').prepend(Object.assign(document.createElement('h1'), { className: 'vh', textContent: 'lantern' }));
+}
 if (S.embed && S.view) document.body.dataset.view = S.view;
 
 // ?engine=strict|relaxed|threads picks the engine build (default: the fastest this page may run)
