@@ -42,8 +42,8 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg) {
         m->act_name = "relu";
     } else {
         return lt_fail(LT_ERR_UNSUPPORTED,
-                       "config.json: activation_function \"%.40s\" is not supported (gelu_new, "
-                       "gelu or relu)", a);
+                       "config.json: activation_function \"%.40s\" is not supported (gelu_new or "
+                       "gelu_pytorch_tanh, gelu, or relu)", a);
     }
     /* options of Hugging Face's GPT2Config that change the maths: refuse rather than run wrong */
     bool scaled, by_layer;

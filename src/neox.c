@@ -99,7 +99,8 @@ static int32_t parse_config(lt_model *m, const lt_json *cfg, bool *bias) {
         m->act_name = "gelu_new";
     } else {
         return lt_fail(LT_ERR_UNSUPPORTED,
-                       "config.json: hidden_act \"%.40s\" is not supported (gelu, or gelu_new / gelu_fast)", a);
+                       "config.json: hidden_act \"%.40s\" is not supported (gelu, or gelu_new / gelu_fast / "
+                       "gelu_pytorch_tanh)", a);
     }
     if ((rc = lt_cfg_bool(cfg, "tie_word_embeddings", false, &m->tied)) ||
         (rc = lt_cfg_bool(cfg, "use_parallel_residual", true, &m->parallel_residual)) ||

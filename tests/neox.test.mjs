@@ -181,7 +181,7 @@ test('configs the family does not implement are refused with the reason; aliases
   const cases = [
     [{ rope_scaling: { type: 'linear', factor: 2 } }, /rope_scaling" is set: scaled rotary embeddings/],
     [{ rope_parameters: { rope_type: 'yarn', factor: 4 } }, /rope_parameters" is set/],
-    [{ hidden_act: 'relu' }, /hidden_act "relu" is not supported \(gelu, or gelu_new \/ gelu_fast\)/],
+    [{ hidden_act: 'relu' }, /hidden_act "relu" is not supported \(gelu, or gelu_new \/ gelu_fast \/ gelu_pytorch_tanh\)/],
     [{ rotary_pct: 0.2 }, /gives 3 rotary dimensions: rotary needs pairs/],
     [{ rotary_pct: 1.5 }, /"rotary_pct" must be a number in \(0, 1\]/],
     [{ rope_theta: 500 }, /"rotary_emb_base" \(10000\) and "rope_theta" \(500\) disagree/],

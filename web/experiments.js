@@ -8,7 +8,8 @@
 // `meanRun` runs the prompt once to capture every hook_z, for mean ablation; `lens` runs the whole
 // sequence with the edits in force, capturing what the logit lens and the attribution need;
 // `patcher` runs the patching sweeps (session.patchingSweep, which wants no edits).
-// Encoder-decoder models get { gptOnly: true }: the engine edits GPT-2-family models only.
+// Encoder-decoder models get { gptOnly: true }: these views are made for decoder-only models (the
+// engine's lens and attribution are; its edits work on both, from JavaScript).
 import * as iv from './interventions.js';
 
 const LENS_COLUMNS = 32; // positions the lens table shows at once
