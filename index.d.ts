@@ -168,15 +168,15 @@ export interface Edit {
   hook: string;
   /** 'mean' replaces the selected values by one row the caller supplies (mean ablation). */
   op: 'zero' | 'scale' | 'add' | 'replace' | 'mean';
-  /** For 'scale'. */
+  /** For 'scale', which needs it (no other op takes one). */
   factor?: number;
   /** For 'add' and 'replace': one row of the selected dimensions, or one per selected position and head; for 'mean' one row. */
   values?: ArrayLike<number> | Iterable<number>;
-  /** Absolute positions (query positions for the attention scores and pattern); none: every position. */
+  /** Absolute positions (query positions for the attention scores and pattern); left out: every position (an empty list is refused). */
   positions?: ArrayLike<number> | Iterable<number>;
-  /** Heads, for hooks with a head dimension (q, k, v, z, attention scores and pattern); none: every head. */
+  /** Heads, for hooks with a head dimension (q, k, v, z, attention scores and pattern); left out: every head (an empty list is refused). */
   heads?: ArrayLike<number> | Iterable<number>;
-  /** Indices in the hook's last dimension (d_model, d_mlp, d_head, or key positions); none: all. Keys after a query stay masked. */
+  /** Indices in the hook's last dimension (d_model, d_mlp, d_head, or key positions); left out: all (an empty list is refused). Keys after a query stay masked. */
   dims?: ArrayLike<number> | Iterable<number>;
 }
 

@@ -165,12 +165,20 @@ test('hostile edits get a clear LanternError and leave the session as it was', (
     [{ hook: 'blocks.0.hook_resid_mid', op: 'zero', factor: 3 }, /factor is for op 'scale', not 'zero'/],
     [{ hook: 'blocks.0.hook_resid_mid', op: 'add', values: 5 }, /values must be a list of numbers, not 5/],
     [null, /a spec \{ hook, op, \.\.\. \} is needed, not null/],
+    [{ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: new Set() }, /heads \[\] selects nothing/],
   ];
   for (const [edit, pattern] of cases) {
     assert.throws(() => s.edit(edit), (e) => e instanceof LanternError && pattern.test(e.message), `${JSON.stringify(edit)}: ${pattern}`);
     assert.equal(s.editCount, 1);
     assert.equal(s.length, prompt.length);
     assert.deepEqual(s.logits(), logits);
+  }
+  // any list will do as a selector: a Set, a typed array
+  for (const heads of [new Set([1]), Int32Array.of(1)]) {
+    const t = model.createSession();
+    t.forward(prompt);
+    t.edit({ hook: 'blocks.0.attn.hook_z', op: 'zero', heads });
+    assert.deepEqual(t.logits(), logits);
   }
   model.free();
 });

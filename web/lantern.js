@@ -972,16 +972,17 @@ class Session {
     }
     // a selector left out selects all; one given is a non-empty list (heads: 2 or [] would
     // otherwise read as every head)
+    // a list: an array, a typed array, or any iterable or array-like object but a string
+    const listy = (v) => v !== null && typeof v === 'object' && (typeof v[Symbol.iterator] === 'function' || typeof v.length === 'number');
     const ints = (list, name, what) => {
       if (list === undefined) return new Int32Array(0);
-      if (!Array.isArray(list) && !ArrayBuffer.isView(list)) {
-        throw new LanternError(`edit: ${name} must be a list of ${what} indices (such as [0]), not ${show(list)}`);
-      }
-      if (list.length === 0) throw new LanternError(`edit: ${name} [] selects nothing: leave ${name} out to select every ${what}`);
-      return Int32Array.from(list, (v) => checkRange(v, `edit: ${what}`, 0, INT32_MAX));
+      if (!listy(list)) throw new LanternError(`edit: ${name} must be a list of ${what} indices (such as [0]), not ${show(list)}`);
+      const got = Int32Array.from(list, (v) => checkRange(v, `edit: ${what}`, 0, INT32_MAX));
+      if (got.length === 0) throw new LanternError(`edit: ${name} [] selects nothing: leave ${name} out to select every ${what}`);
+      return got;
     };
     const lists = [ints(positions, 'positions', 'position'), ints(heads, 'heads', 'head'), ints(dims, 'dims', 'dimension')];
-    if (!Array.isArray(values) && !ArrayBuffer.isView(values)) throw new LanternError(`edit: values must be a list of numbers, not ${show(values)}`);
+    if (!listy(values)) throw new LanternError(`edit: values must be a list of numbers, not ${show(values)}`);
     const vals = Float32Array.from(values, (v) => {
       if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > F32_MAX) throw new LanternError(`edit: values must be finite numbers, not ${show(v)}`);
       return v;
