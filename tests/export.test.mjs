@@ -244,6 +244,13 @@ test('the tensors as .npz and JSON: every hook of the layer by name and shape, t
     assert.deepEqual(Float32Array.from(t.data, Number), readNpy(files.get(`${t.name}.npy`)).data, t.name);
   }
   assert.equal(doc.ablate, null);
+  // more values than a JSON file takes (a small limit here; 2,000,000 on the page): said, no file
+  const values = doc.tensors.reduce((n, x) => n + x.data.length, 0);
+  await page.evaluate(() => { globalThis.lanternJsonMax = 100; });
+  await page.click('#export-json');
+  await page.waitForFunction(() => /values, more than a JSON file takes here \(100\): export them as \.npz/.test(document.getElementById('export-status').textContent));
+  assert.match(await page.textContent('#export-status'), new RegExp(`^These tensors hold ${values.toLocaleString('en')} values`));
+  await page.evaluate(() => { delete globalThis.lanternJsonMax; });
 
   // with a head ablated (zeroed), the export is of the ablated model, and says so
   const ablated = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=${layer}&head=2&lang=en&engine=strict&ablate=${layer}.2z`);

@@ -5,6 +5,9 @@ import { t } from './i18n.js';
 import { encodeAblations } from './state.js';
 import { elementToSvg, svgToPng, tensorsJson, tensorsNpz, embedSnippets, download, PANEL_VIEWS } from './export.js';
 
+/** The most values a JSON export writes (about 40 MB of text, under a second to build); more go to .npz. */
+const jsonMax = () => globalThis.lanternJsonMax ?? 2_000_000; // (the tests set a smaller one)
+
 const $ = (id) => document.getElementById(id);
 
 /**
@@ -100,7 +103,12 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
       const answer = await client.tensors(request());
       const name = `${fileBase()}-${answer.stack ? `${answer.stack}-` : ''}layer${answer.layer}.${format}`;
       if (format === 'npz') download(tensorsNpz(answer), name, 'application/zip');
-      else {
+      else if (answer.tensors.reduce((n, x) => n + x.data.length, 0) > jsonMax()) {
+        // written as text on the main thread, a layer at 1024 tokens froze the page for 10 s and
+        // then passed the longest string the browser holds: said at once, with the way that works
+        status(t('export.jsonTooLarge', answer.tensors.reduce((n, x) => n + x.data.length, 0), jsonMax()));
+        return;
+      } else {
         const ablate = S.ablate?.length ? encodeAblations(S.ablate) : null;
         download(tensorsJson(answer, { model: modelName(), prompt: S.prompt ?? '', ablate }), name, 'application/json');
       }
