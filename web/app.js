@@ -1006,7 +1006,9 @@ async function findComparePair() {
 store.subscribe((changed) => {
   if (changed.has('model')) showCompare();
   if (changed.has('prompt') || changed.has('cmp') || changed.has('model')) requestCompare();
-  if (changed.has('lang')) compareView?.relabel();
+  // after the frame the switch draws: its width read then finds the layout done, where inside the
+  // switch's task it forced one (about 130 ms at 1024 tokens)
+  if (changed.has('lang')) requestAnimationFrame(() => setTimeout(() => compareView?.relabel()));
 });
 if (!S.embed) whenShown(findComparePair);
 
