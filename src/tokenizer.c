@@ -200,21 +200,25 @@ static bool pairs_init(pair_map *p, size_t n) {
     return true;
 }
 
-/* The slot of pair (a, b), or of the empty slot where it would go; UINT32_MAX if it is not
- * within `limit` slots of its hash's (absent, for a lookup past the table's reach). */
 static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
 
-static uint32_t pair_slot(const pair_map *p, int32_t a, int32_t b, uint32_t limit) {
-    uint64_t key = pair_key(a, b);
+/* The slot of key, or of the empty slot where it would go, and in *past how many slots that is
+ * past its hash's; UINT32_MAX if it is not within `limit` of it (absent, for a lookup past the
+ * table's reach). */
+static uint32_t pair_slot(const pair_map *p, uint64_t key, uint32_t limit, uint32_t *past) {
     uint32_t i = hash_u64(key) & p->mask;
     for (uint32_t k = 0; k <= limit; k++, i = (i + 1) & p->mask)
-        if (p->keys[i] == UINT64_MAX || p->keys[i] == key) return i;
+        if (p->keys[i] == UINT64_MAX || p->keys[i] == key) {
+            *past = k;
+            return i;
+        }
     return UINT32_MAX;
 }
 
 static bool pair_find(const pair_map *p, int32_t a, int32_t b, int32_t *rank, int32_t *merged) {
     if (!p->keys) return false;
-    uint32_t i = pair_slot(p, a, b, p->reach);
+    uint32_t past;
+    uint32_t i = pair_slot(p, pair_key(a, b), p->reach, &past);
     if (i == UINT32_MAX || p->keys[i] == UINT64_MAX) return false;
     *rank = p->rank[i];
     *merged = p->merged[i];
@@ -582,11 +586,11 @@ static int32_t add_merge(lt_tokenizer *t, const char *a, size_t alen, const char
         return lt_fail(LT_ERR_FORMAT, "%s: merge %d (\"%.*s %.*s\") uses or makes a token missing from the vocabulary",
                        what, (int)rank + 1, (int)(alen > 40 ? 40 : alen), a, (int)(blen > 40 ? 40 : blen), b);
     pair_map *p = &t->merges;
-    uint32_t slot = pair_slot(p, ia, ib, MAX_PROBE);
+    const uint64_t key = pair_key(ia, ib);
+    uint32_t past;
+    uint32_t slot = pair_slot(p, key, MAX_PROBE, &past);
     if (slot == UINT32_MAX) return fail_crowded(what, "merges");
     if (p->keys[slot] == UINT64_MAX) { /* a repeated pair keeps its first (best) rank */
-        uint64_t key = pair_key(ia, ib);
-        uint32_t past = (slot - (hash_u64(key) & p->mask)) & p->mask;
         if (past > p->reach) p->reach = past;
         p->keys[slot] = key;
         p->rank[slot] = rank;

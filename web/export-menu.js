@@ -102,11 +102,12 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
     try {
       const answer = await client.tensors(request());
       const name = `${fileBase()}-${answer.stack ? `${answer.stack}-` : ''}layer${answer.layer}.${format}`;
+      const values = answer.tensors.reduce((n, x) => n + x.data.length, 0);
       if (format === 'npz') download(tensorsNpz(answer), name, 'application/zip');
-      else if (answer.tensors.reduce((n, x) => n + x.data.length, 0) > jsonMax()) {
+      else if (values > jsonMax()) {
         // written as text on the main thread, a layer at 1024 tokens froze the page for 10 s and
         // then passed the longest string the browser holds: said at once, with the way that works
-        status(t('export.jsonTooLarge', answer.tensors.reduce((n, x) => n + x.data.length, 0), jsonMax()));
+        status(t('export.jsonTooLarge', values, jsonMax()));
         return;
       } else {
         const ablate = S.ablate?.length ? encodeAblations(S.ablate) : null;

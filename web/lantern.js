@@ -538,7 +538,7 @@ class Lantern {
       : vocab != null && merges != null ? [0, vocab, merges]
         : vocab != null ? [1, vocab, ''] : [-1];
     if (kind < 0) throw new LanternError('loadTokenizer needs tokenizerJson, or vocab (and merges for BPE)');
-    const bytesA = toBytes(a), bytesB = toBytes(b);
+    const bytesA = fileBytes(a, kind === 2 ? 'tokenizerJson (tokenizer.json)' : 'vocab (vocab.json)'), bytesB = fileBytes(b, 'merges (merges.txt)');
     const pa = this.copyIn(bytesA);
     let pb = 0;
     try {
@@ -551,10 +551,6 @@ class Lantern {
       if (pb) this.wasm.free(pb);
     }
   }
-}
-
-function toBytes(data) {
-  return typeof data === 'string' ? encoder.encode(data) : new Uint8Array(data);
 }
 
 /** UTF-16 positions of a string's UTF-8 byte offsets: floor for starts, ceil for ends. */
@@ -958,10 +954,9 @@ class Session {
     const h = this.live();
     const L = this.lantern;
     if (spec === null || typeof spec !== 'object') throw new LanternError(`edit: a spec { hook, op, ... } is needed, not ${show(spec)}`);
-    const { hook, op, factor, values = [], positions, heads, dims, ...rest } = spec;
+    const { hook, op, factor, values = [], positions, heads, dims } =
+      optionsOf(spec, ['hook', 'op', 'factor', 'values', 'positions', 'heads', 'dims'], 'edit');
     const ops = { zero: 0, scale: 1, add: 2, replace: 3, mean: 4 };
-    const unknown = Object.keys(rest);
-    if (unknown.length) throw new LanternError(`edit: unknown option ${show(unknown[0])}`);
     if (typeof hook !== 'string') throw new LanternError(`edit: hook must be a hook's name, not ${show(hook)}`);
     if (!Object.hasOwn(ops, op)) throw new LanternError(`edit: op must be 'zero', 'scale', 'add', 'replace' or 'mean', not ${show(op)}`);
     // a factor belongs to 'scale' alone, which needs one (no silent scaling by 1)
