@@ -807,24 +807,42 @@ function syncControls() {
   $('open-full-link').href = full.href;
 }
 
+/**
+ * The page in a new language. The views near the screen are redrawn in this task, the others one
+ * a task after it, nearest first: at 1024 tokens redrawing them all at once was a task of 300 to
+ * 800 ms. Each later one is redrawn in the language of its turn, so a switch back meanwhile is
+ * no harm.
+ */
+let relabelQueue = [];
 function relabel() {
+  const views = [
+    ['positions-panel', () => positions?.relabel()], ['steps-panel', () => { stepsView?.relabel(); fillGlossary(); }],
+    ['embed-panel', () => embedView?.relabel()], ['norm-panel', () => normView?.relabel()], ['ffn-panel', () => ffnView?.relabel()],
+    ['output-panel', () => outputView?.relabel()], ['residual-panel', () => learn.relabelResidual()],
+    ['ablate-panel', () => ablateView?.relabel()], ['patching-panel', () => patchView?.relabel()],
+    ['lens-panel', () => lensView?.relabel()], ['attribution-panel', () => attrView?.relabel()],
+  ].map(([id, fn]) => { // how far each panel is from the screen, read before anything is written
+    const r = $(id).getBoundingClientRect(), margin = innerHeight;
+    return { fn, d: r.bottom < -margin ? -r.bottom : r.top > innerHeight + margin ? r.top - innerHeight : 0 };
+  }).sort((a, b) => a.d - b.d);
   setLang(S.lang);
   applyStatic();
   setSpeed(...speedParts); // the speed line in the new language
   if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   describeModel();
   fillModelMenu();
-  text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel(); positions?.relabel();
-  stepsView?.relabel(); describeSteps(); fillGlossary();
-  embedView?.relabel(); normView?.relabel(); ffnView?.relabel(); describeBlock();
-  outputView?.relabel(); describeOutput();
-  learn.relabel();
-  ablateView?.relabel(); patchView?.relabel(); lensView?.relabel(); attrView?.relabel(); describeEdits();
+  text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel();
+  describeSteps(); describeBlock(); describeOutput(); describeEdits(); learn.relabel();
   if (blockShown) { // the LayerNorm menu's sublayer names
     const { plan } = blockShown;
     for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
   }
   drawHistory();
+  for (const v of views) if (v.d === 0) v.fn();
+  const later = views.filter((v) => v.d > 0).map((v) => v.fn);
+  const idle = !relabelQueue.length;
+  relabelQueue = later; // (a switch before the last one's queue ran replaces it: all are redrawn anyway)
+  if (idle && later.length) setTimeout(function next() { relabelQueue.shift()?.(); if (relabelQueue.length) setTimeout(next); });
 }
 
 function fillModelMenu() {
@@ -874,9 +892,10 @@ $('norm-ln').addEventListener('input', () => store.set({ ln: $('norm-ln').value 
 for (const e of document.querySelectorAll('.block-stack')) {
   e.addEventListener('input', () => store.set({ attn: e.value === 'encoder' ? 'encoder' : S.attn === 'encoder' ? 'decoder' : S.attn, query: null, key: null }));
 }
-// the curves and dot plots are drawn to their width
+// the comparison's curves are drawn to their width (the block views' and the residual maps' follow
+// their own, by ResizeObserver)
 let resizeTimer = 0;
-addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { normView?.relabel(); ffnView?.resize(); learn.resize(); compareView?.resize(); }, 150); });
+addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { compareView?.resize(); }, 150); });
 $('steps-head').addEventListener('input', () => store.set({ head: Number($('steps-head').value), mean: false }));
 $('stage').addEventListener('input', () => store.set({ stage: $('stage').value }));
 $('mean').addEventListener('input', () => store.set({ mean: $('mean').checked }));

@@ -782,9 +782,7 @@ export class LanternView extends Base {
   resized() {
     const views = this.views;
     if (!views) return;
-    views.heat?.relayout();
-    views.ffn?.resize();
-    if (views.norm && this.v) views.norm.relabel();
+    views.heat?.relayout(); // (the block views' canvases follow their own width: block.js's sizedCanvas)
   }
 
   /** Resolves once the model is loaded (rejects with the element's message if it cannot be);

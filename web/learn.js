@@ -189,7 +189,9 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
       if (changed.has('sandbox')) sandboxView.update(S.sandbox);
       if (changed.has('guide') || changed.has('lang')) drawGuide();
     },
-    relabel() { residualView.relabel(); describeResidual(); sandboxView.relabel(); fillPresets(); fillGlossary(); drawGuide(); },
-    resize() { residualView.resize(); },
+    /** A new language: the presets, the tour, the glossary and the sandbox now; the residual
+     * view's drawing when relabelResidual() is called (the page may do it a task later). */
+    relabel() { describeResidual(); sandboxView.relabel(); fillPresets(); fillGlossary(); drawGuide(); },
+    relabelResidual() { residualView.relabel(); },
   };
 }

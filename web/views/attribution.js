@@ -3,7 +3,7 @@
 // (session.logitAttribution, the engine's numbers). One bar per component, layer by layer, from a
 // zero line: orange toward the token, blue against it. The token defaults to the model's top
 // prediction at that position and can be changed; the position is the page's selected token.
-import { gate, el, num } from './common.js';
+import { gate, el, num, positionMenu } from './common.js';
 import { t } from '../i18n.js';
 
 const shown = (text) => JSON.stringify(text).slice(1, -1);
@@ -43,9 +43,7 @@ export function createAttribution({ root, query, token, onQuery, onToken }) {
       el('p', { class: 'hint dla-sum', dataset: { sum: String(sum) } }, t('iv.dlaSum', sum, s.edits)));
     token.replaceChildren(...s.choices.map((c) => new Option(`${shown(c.text)}  (${c.id}, p ${num(c.p, 3)})`, String(c.id), false, c.id === s.token)));
     token.value = String(s.token);
-    const T = tokens.length;
-    query.replaceChildren(...Array.from({ length: Math.min(T, 4096) }, (_, i) => new Option(`${i}: ${(tokens[i]?.text ?? '').slice(0, 24)}`, String(i), false, i === s.pos)));
-    query.value = String(s.pos);
+    positionMenu(query, tokens, s.pos);
     root.dataset.token = String(s.token);
     root.dataset.pos = String(s.pos);
   }

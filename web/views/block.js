@@ -5,7 +5,7 @@
 // active neurons). Every number is the engine's, or was computed from the engine's tensors in the
 // worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
 // the activation function itself, its definition; every point on it is a pair of the engine's.
-import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t } from '../i18n.js';
 import { activation, ACT_FORMULAS } from '../stages.js';
 
@@ -16,6 +16,7 @@ const css = cssVar;
 function strips(root) {
   let neutral = [245, 245, 245];
   canvasReadout(root);
+  warmCss(root, VIEW_VARS);
   return {
     refresh() {
       const r = css(root, '--strip-mid', '').match(/\d+/g);
@@ -42,24 +43,44 @@ const note = (text) => el('p', { class: 'hint' }, text);
 const labelled = (label, canvas, value = '') => el('div', { class: 'vrow' }, el('span', { class: 'vlabel' }, label), canvas, el('span', { class: 'vval' }, value));
 const tokText = (tok) => (tok ? tok.text : '');
 
-/** The token menu every block view has: the selected token is the page's (query= in the URL). */
-function fillTokens(select, tokens, pos) {
-  const shown = Math.min(tokens.length, 4096);
-  select.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(tokens[i]).slice(0, 24)}`, String(i), false, i === pos)));
-  select.value = String(pos);
-}
-
-/** A canvas sized to its box at the device's pixel ratio; draw(ctx, w, h) in CSS pixels. */
-function sizedCanvas(canvas, height, draw) {
-  const w = Math.max(200, canvas.clientWidth || canvas.parentElement?.clientWidth || 600);
-  const dpr = globalThis.devicePixelRatio || 1;
+/**
+ * A canvas drawn at its box's width and the device's pixel ratio: draw(ctx, w, h) in CSS pixels.
+ * The width comes from a ResizeObserver, after the frame's own layout, not from clientWidth read
+ * in the middle of a redraw: that read forced a layout of the whole page for each canvas (at 1024
+ * tokens, tens of milliseconds each). So a new canvas is drawn in the frame that first lays it
+ * out (a hidden one when it is shown), one already laid out at once, and any canvas again when
+ * its width changes.
+ */
+const sizes = new WeakMap(); // canvas -> { w, height, draw }
+const sizer = globalThis.ResizeObserver && new ResizeObserver((entries) => {
+  for (const e of entries) {
+    const s = sizes.get(e.target);
+    if (!e.target.isConnected) { sizer.unobserve(e.target); continue; } // (replaced by a redraw)
+    if (!s || !e.contentRect.width || e.contentRect.width === s.w) continue;
+    s.w = e.contentRect.width;
+    paint(e.target, s);
+  }
+});
+function paint(canvas, { w: width, height, draw }) {
+  const w = Math.max(200, width), dpr = globalThis.devicePixelRatio || 1;
   canvas.width = Math.round(w * dpr);
   canvas.height = Math.round(height * dpr);
-  canvas.style.height = `${height}px`;
   const ctx = canvas.getContext('2d');
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, height);
   draw(ctx, w, height);
+}
+function sizedCanvas(canvas, height, draw) {
+  canvas.style.height = `${height}px`;
+  let s = sizes.get(canvas);
+  if (!s) {
+    sizes.set(canvas, s = { w: 0 });
+    if (sizer) sizer.observe(canvas);
+    else s.w = canvas.clientWidth || 600;
+  }
+  s.height = height;
+  s.draw = draw;
+  if (s.w) paint(canvas, s);
 }
 
 /** Round tick values covering [lo, hi]. */
@@ -126,7 +147,7 @@ export function createEmbed({ root, query, onQuery }) {
       labelled(t('block.engineResid'), kit.strip(s.resid, scale, name('resid_pre'))),
       note(t('block.sumRotaryNote'))));
     root.dataset.pos = String(s.pos);
-    fillTokens(query, tokens, s.pos);
+    positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
     return;
     }
     const posParts = [formula(s.sinusoidal ? t('block.posSinFormula') : t('block.posLearned', s.pos))];
@@ -148,7 +169,7 @@ export function createEmbed({ root, query, onQuery }) {
       note(t('block.sumNote', s.stack)));
     root.replaceChildren(one, two, three);
     root.dataset.pos = String(s.pos);
-    fillTokens(query, tokens, s.pos);
+    positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
   }
   return {
     update(data, tok, key) {
@@ -219,7 +240,7 @@ export function createNorm({ root, query, onQuery, onLn }) {
   /** The values of x and x-hat as dots on a line, with the mean and one standard deviation either side. */
   function dots(canvas, values, centre, spread, labels) {
     sizedCanvas(canvas, 64, (ctx, w, h) => {
-      const ink = css(canvas, '--ink', '#222'), muted = css(canvas, '--muted', '#666'), accent = css(canvas, '--accent', '#31688e'), sel = css(canvas, '--select', '#c2410c');
+      const ink = css(root, '--ink', '#222'), muted = css(root, '--muted', '#666'), accent = css(root, '--accent', '#31688e'), sel = css(root, '--select', '#c2410c');
       let lo = Infinity, hi = -Infinity;
       for (const v of values) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
       lo = Math.min(lo, centre - spread); hi = Math.max(hi, centre + spread);
@@ -318,7 +339,7 @@ export function createNorm({ root, query, onQuery, onLn }) {
     dots(dotsX, s.x, s.mean, s.std, s.rms ? { centre: '0', minus: '−σ', plus: '+σ' } : { centre: `μ ${f(s.mean, 3)}`, minus: `μ − σ`, plus: `μ + σ` });
     dots(dotsHat, s.xhat, 0, 1, { centre: '0', minus: '−1', plus: '+1' });
     drawScalar();
-    fillTokens(query, tokens, s.pos);
+    positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
   }
   return {
     update(data, planData, tok, key) {
@@ -345,8 +366,9 @@ export function createFfn({ root, query, onQuery }) {
     if (!chart || !s) return;
     const act = activation(s.act);
     sizedCanvas(chart, 250, (ctx, w, h) => {
-      const ink = css(chart, '--ink', '#222'), muted = css(chart, '--muted', '#666'), line = css(chart, '--line', '#ddd');
-      const accent = css(chart, '--accent', '#31688e'), sel = css(chart, '--select', '#c2410c');
+      // (read from the view, whose node stays: a new canvas's first read forces a style recalc)
+      const ink = css(root, '--ink', '#222'), muted = css(root, '--muted', '#666'), line = css(root, '--line', '#ddd');
+      const accent = css(root, '--accent', '#31688e'), sel = css(root, '--select', '#c2410c');
       let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
       // SwiGLU: the curve is SiLU of the gate; its points are (gate, SiLU(gate)), before the product with up
       const ys = s.gated ? s.gateAct : s.post;
@@ -448,7 +470,7 @@ export function createFfn({ root, query, onQuery }) {
     hot = s.top[0] ?? null;
     for (const tr of body.querySelectorAll('tr')) tr.classList.toggle('current', Number(tr.dataset.n) === hot);
     drawCurve();
-    fillTokens(query, tokens, s.pos);
+    positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
   }
   return {
     update(data, tok, key) {
@@ -462,7 +484,6 @@ export function createFfn({ root, query, onQuery }) {
     },
     clear() { g.reset(); s = null; chart = null; root.replaceChildren(); query.replaceChildren(); },
     relabel() { if (s) draw(); },
-    resize() { drawCurve(); },
     get data() { return s; },
   };
 }

@@ -99,6 +99,26 @@ export function el(tag, props = {}, ...children) {
   return e;
 }
 
+/**
+ * A menu of the token positions (one option a token, up to 4096), selecting pos. Its options are
+ * made again only when the tokens change: at 1024 tokens that is a thousand nodes, and about eight
+ * such menus redrawn with every view made each change of a select cost a long task.
+ */
+const menuOf = new WeakMap(); // select -> the tokens its options were made from
+export function positionMenu(select, tokens, pos) {
+  const shown = Math.min(tokens.length, 4096);
+  const label = (i) => `${i}: ${(tokens[i]?.text ?? '').slice(0, 24)}`;
+  const made = menuOf.get(select);
+  let same = made && made.length === shown && select.options.length === shown;
+  for (let i = 0; same && i < shown; i++) same = made[i] === label(i);
+  if (!same) {
+    const labels = Array.from({ length: shown }, (_, i) => label(i));
+    select.replaceChildren(...labels.map((text, i) => new Option(text, String(i), false, i === pos)));
+    menuOf.set(select, labels);
+  }
+  if (select.value !== String(pos)) select.value = String(pos);
+}
+
 /** A floating readout for root's canvases: a canvas with readout(x, y) (0..1 across and down)
  * says what lies under the pointer. Returns the tip element. */
 export function canvasReadout(root) {
@@ -127,11 +147,20 @@ let varCache = new WeakMap(), varScheme = null;
 export function cssVar(node, name, fallback = '') {
   const dark = globalThis.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;
   if (dark !== varScheme) { varCache = new WeakMap(); varScheme = dark; }
+  if (!node.isConnected) return getComputedStyle(node).getPropertyValue(name).trim() || fallback; // (not styled yet: no cache)
   let vars = varCache.get(node);
   if (!vars) varCache.set(node, vars = new Map());
   if (!vars.has(name)) vars.set(name, getComputedStyle(node).getPropertyValue(name).trim());
   return vars.get(name) || fallback;
 }
+/** Read node's custom properties into cssVar's cache a task from now, while the page is likely
+ * still: the first read, left to a view's first redraw, made the browser recompute the style of
+ * all that redraw had added before it (at 1024 tokens, a hundred ms). */
+export function warmCss(node, names) {
+  setTimeout(() => { if (node.isConnected) for (const name of names) cssVar(node, name); });
+}
+/** The custom properties the stage views draw with. */
+export const VIEW_VARS = ['--strip-mid', '--ink', '--muted', '--accent', '--select', '--line', '--focus'];
 
 /** The strips' colours: blue below zero, orange above, apart for every common colour vision. */
 const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];

@@ -4,7 +4,7 @@
 // interaction costs more than one small blit. Wheel, drag, pinch and the keyboard zoom and pan; a
 // minimap shows the whole matrix with the part in view; the newest query stays in view while the
 // text grows, until the reader moves the view elsewhere.
-import { LUT, gate, counted, activeOf, cssRgb } from './common.js';
+import { LUT, gate, counted, activeOf, cssRgb, cssVar } from './common.js';
 import { t } from '../i18n.js';
 
 const LABEL_CELL = 10; // cells at least this large get token labels
@@ -169,6 +169,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     ictx.putImageData(img, 0, 0);
   }
 
+  let shownRange = null; // what paint() said is in view: [row0, row1, col0, col1, rows, cols]
   function paint() {
     if (!m) return;
     counted('heatmap-paint');
@@ -191,7 +192,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       const px = Math.min(11, Math.floor(cell * 0.8));
       ctx.font = `${Math.min(11, Math.floor(cell * 0.9))}px ui-monospace, monospace`;
       ctx.textBaseline = 'middle';
-      ctx.fillStyle = getComputedStyle(canvas).color;
+      ctx.fillStyle = cssVar(canvas, 'color', '#222'); // (read once: see cssVar)
       ctx.textAlign = 'right';
       for (let k = 0; k < vr; k++) ctx.fillText(rows[y0 + k + first]?.text.slice(0, 11) ?? '', ML - 4, MT + (k + 0.5) * cell);
       ctx.font = `${px}px ui-monospace, monospace`;
@@ -218,7 +219,8 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       rows: m.R, cols: m.C, first, cell: cell.toFixed(3), margin: ML, marginTop: MT, kind: m.kind,
       viewRow0: y0 + first, viewRow1: r1, viewCol0: x0 + first, viewCol1: c1,
     });
-    range.textContent = t('visibleRange', y0 + first, r1, x0 + first, c1, m.R, m.C);
+    shownRange = [y0 + first, r1, x0 + first, c1, m.R, m.C];
+    range.textContent = t('visibleRange', ...shownRange);
     for (const b of Object.values(buttons)) b.disabled = false;
     drawMinimap();
     onCell?.(hover ?? focus, { r0: y0 + first, r1, c0: x0 + first, c1 });
@@ -413,8 +415,15 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         describe(focus);
       });
     },
-    /** Repaint in a new language (labels are tokens; the readout and legend are words). */
-    relabel() { if (m) { legend.textContent = legendText(m, lo, hi, short); paint(); describe(hover ?? focus); } },
+    /** A new language: the words around the canvas. (Its labels are tokens, not words, and
+     * painting it here, after the page's text changed, made the browser recompute the page's
+     * style to set the canvas's font.) */
+    relabel() {
+      if (!m) return;
+      legend.textContent = legendText(m, lo, hi, short);
+      if (shownRange) range.textContent = t('visibleRange', ...shownRange);
+      describe(hover ?? focus);
+    },
     get focus() { return focus; },
   };
 }

@@ -4,7 +4,7 @@
 // model's final prediction at that position (viridis, 0 to 1). Hover, focus or tap a cell for its
 // three most likely tokens; click a column's token to select that position. Every probability is
 // a float64 softmax of the engine's session.logitLens, in the worker (web/interventions.js).
-import { gate, el, roving, LUT } from './common.js';
+import { gate, el, roving, LUT, positionMenu } from './common.js';
 import { t } from '../i18n.js';
 
 const short = (text, n = 5) => (text.length > n ? `${text.slice(0, n)}…` : text);
@@ -53,9 +53,7 @@ export function createLens({ root, query, onQuery }) {
     roving(tbody, 'td', { columns: () => s.columns.length }).set(0, false);
     const legend = el('p', { class: 'hint lens-legend' }, el('span', { class: 'vswatch', 'aria-hidden': 'true' }), t('iv.lensLegend'));
     root.append(el('div', { class: 'table-scroll lens-scroll' }, table), readout, legend);
-    const T = tokens.length;
-    query.replaceChildren(...Array.from({ length: Math.min(T, 4096) }, (_, i) => new Option(`${i}: ${(tokens[i]?.text ?? '').slice(0, 24)}`, String(i), false, i === s.pos)));
-    query.value = String(s.pos);
+    positionMenu(query, tokens, s.pos);
     root.dataset.pos = String(s.pos);
   }
 

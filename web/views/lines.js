@@ -1,7 +1,7 @@
 // Lines from one query (left) to every key it sees (right), as opaque as the attention weight
 // (bertviz's head view). Bounded in height: a long text scrolls inside it, and only the rows in
 // view are drawn.
-import { gate, counted } from './common.js';
+import { gate, counted, cssVar } from './common.js';
 import { t } from '../i18n.js';
 
 const ROW = 16;
@@ -38,8 +38,7 @@ export function createLines({ scroller, canvas }) {
     const weights = m.pattern ?? (m.stage === 'pattern' ? m.shown : null);
     ctx.font = '11px ui-monospace, monospace';
     ctx.textBaseline = 'middle';
-    const colour = getComputedStyle(canvas).color;
-    const accent = getComputedStyle(canvas).getPropertyValue('--accent').trim() || '#31688e';
+    const colour = cssVar(canvas, 'color', '#222'), accent = cssVar(canvas, '--accent', '#31688e'); // (read once: see cssVar)
     const lo = Math.max(first, Math.floor(top / ROW) + first - 1), hiRows = Math.ceil((top + H) / ROW) + first + 1;
     ctx.fillStyle = colour;
     ctx.textAlign = 'right';

@@ -4,7 +4,7 @@
 // next token (-log p, a strip under the tokens) and the perplexity. Every number is the engine's
 // or was computed from the engine's logits in the worker (web/output.js); this module only lays
 // them out.
-import { gate, el, cssVar, canvasReadout, num, maxAbs, valueCanvas, divergingColour } from './common.js';
+import { gate, el, cssVar, canvasReadout, num, maxAbs, valueCanvas, divergingColour, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t } from '../i18n.js';
 
 const f = num;
@@ -20,6 +20,7 @@ export function createOutput({ root, query, onQuery }) {
   const g = gate('output');
   let s = null, tokens = [], neutral = [245, 245, 245];
   canvasReadout(root);
+  warmCss(root.closest('.card') ?? root, VIEW_VARS);
   query.addEventListener('input', () => onQuery(Number(query.value)));
 
   function strip(values, scale, name) {
@@ -94,9 +95,7 @@ export function createOutput({ root, query, onQuery }) {
       note(t('output.ceNote', s.stack))));
     root.replaceChildren(...parts);
     root.dataset.pos = String(pos);
-    const shownTokens = Math.min(tokens.length, 4096);
-    query.replaceChildren(...Array.from({ length: shownTokens }, (_, i) => new Option(`${i}: ${tokText(tokens[i]).slice(0, 24)}`, String(i), false, i === pos)));
-    query.value = String(pos);
+    positionMenu(query, tokens, pos);
   }
   return {
     update(data, tok, key, greedy = false) {

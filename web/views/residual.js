@@ -5,7 +5,7 @@
 // attention split into heads), or each layer's stream read through W_U (a post-LN decoder).
 // Every number is the engine's or was computed from the engine's tensors in the worker
 // (web/residual.js); this module only lays them out.
-import { gate, el, cssVar, num, LUT, divergingColour } from './common.js';
+import { gate, el, cssVar, num, LUT, divergingColour, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t, getArch } from '../i18n.js';
 
 const f = num;
@@ -28,7 +28,9 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
   const LEFT = 90, TOP = 4, RH = 20;
   const say = (r, i) => t('residual.cell', stackName, rowName(r), i, tokText(tokens[i]), norms[r * T + i]);
   function draw() {
-    const w = Math.max(220, widthOf(canvas) || 600);
+    const known = widthOf();
+    if (!known) return; // (drawn once the view's width is known)
+    const w = Math.max(220, known);
     const cw = Math.min(34, (w - LEFT - 4) / T);
     const width = Math.ceil(LEFT + cw * T + 4), height = TOP + RH * rows + 18;
     const dpr = globalThis.devicePixelRatio || 1;
@@ -43,13 +45,21 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
     ctx.textAlign = 'right';
     ctx.fillStyle = muted;
     for (let r = 0; r < rows; r++) ctx.fillText(r < rows - 1 ? `resid_pre ${r}` : 'resid_post', LEFT - 6, TOP + r * RH + 14);
-    for (let r = 0; r < rows; r++) {
-      for (let i = 0; i < T; i++) {
-        const c = LUT[Math.round(Math.min(1, norms[r * T + i] / (max || 1)) * 255)];
-        ctx.fillStyle = `rgb(${c[0]},${c[1]},${c[2]})`;
-        ctx.fillRect(LEFT + i * cw, TOP + r * RH, Math.max(cw - (cw > 6 ? 1 : 0), 0.5), RH - 1);
-      }
+    // the cells as one pixel each, stretched a row at a time (a rectangle filled per cell, with
+    // its colour as a string, took 130 ms at 1024 tokens); wide cells keep a pixel's gap
+    const cells = document.createElement('canvas');
+    cells.width = T;
+    cells.height = rows;
+    const img = new ImageData(T, rows);
+    for (let k = 0; k < rows * T; k++) {
+      const c = LUT[Math.round(Math.min(1, norms[k] / (max || 1)) * 255)];
+      img.data.set(c, 4 * k);
+      img.data[4 * k + 3] = 255;
     }
+    cells.getContext('2d').putImageData(img, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    for (let r = 0; r < rows; r++) ctx.drawImage(cells, 0, r, T, 1, LEFT, TOP + r * RH, cw * T, RH - 1);
+    if (cw > 6) for (let i = 1; i <= T; i++) ctx.clearRect(LEFT + i * cw - 1, TOP, 1, RH * rows);
     // the selected position: outlined; the keyboard's cell: the focus colour
     ctx.lineWidth = 2;
     ctx.strokeStyle = sel;
@@ -97,10 +107,21 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
 export function createResidual({ root, query, token, onQuery, onTarget }) {
   const g = gate('residual');
   let s = null, tokens = [], srcTokens = [], maps = [];
-  // the maps' width, read once and again on resize(): a layout read in the middle of a redraw
-  // makes the browser lay out the whole page there and then (tens of ms on a long text)
+  warmCss(root, VIEW_VARS);
+  warmCss(root.closest('.card') ?? root, VIEW_VARS);
+  // the maps' width, the view's, from a ResizeObserver (after the frame's own layout): read in the
+  // middle of a redraw, it made the browser lay out the whole page there and then (at 1024 tokens,
+  // a hundred ms). The maps are drawn when it is first known, and again when it changes.
   let mapWidth = 0;
-  const widthOf = (canvas) => mapWidth || (mapWidth = canvas.parentElement?.clientWidth || 0);
+  if (globalThis.ResizeObserver) {
+    new ResizeObserver((entries) => {
+      const w = entries[0].contentRect.width;
+      if (!w || w === mapWidth) return;
+      mapWidth = w;
+      for (const m of maps) m.draw();
+    }).observe(root);
+  }
+  const widthOf = () => mapWidth || (globalThis.ResizeObserver ? 0 : root.clientWidth || 600);
   query.addEventListener('input', () => onQuery(Number(query.value)));
   token.addEventListener('input', () => onTarget(Number(token.value)));
 
@@ -198,9 +219,7 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
     root.dataset.pos = String(s.pos);
     root.dataset.token = String(s.token);
     root.dataset.kind = s.kind ?? 'norms';
-    const shown = Math.min(tokens.length, 4096);
-    query.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(tokens[i]).slice(0, 24)}`, String(i), false, i === s.pos)));
-    query.value = String(s.pos);
+    positionMenu(query, tokens, s.pos);
     token.replaceChildren(...s.choices.map((c) => new Option(`${c.text} · ${f(c.logit, 2)}${c.next ? ` · ${t('residual.actualNext')}` : ''}`, String(c.id), false, c.id === s.token)));
     token.value = String(s.token);
   }
@@ -210,7 +229,6 @@ export function createResidual({ root, query, token, onQuery, onTarget }) {
       if (!data) return;
       g.run(key, () => { s = data; tokens = tok ?? []; srcTokens = src ?? []; draw(); });
     },
-    resize() { mapWidth = 0; for (const m of maps) m.draw(); },
     clear() { g.reset(); s = null; root.replaceChildren(); query.replaceChildren(); token.replaceChildren(); },
     relabel() { if (s) draw(); },
     get data() { return s; },

@@ -4,7 +4,7 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t, getArch } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
@@ -16,6 +16,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
   canvasReadout(root);
+  warmCss(root, VIEW_VARS);
 
   /** A vector (or a rows x n matrix) as a canvas, one pixel per value, stretched by CSS; the
    * values are read out on hover by name(row, index). */
@@ -283,9 +284,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   function fillQuery() {
-    const shown = Math.min(rows.length, 4096);
-    query.replaceChildren(...Array.from({ length: shown }, (_, i) => new Option(`${i}: ${tokText(rows[i]).slice(0, 24)}`, String(i), false, i === s.query)));
-    query.value = String(s.query);
+    positionMenu(query, rows, s.query);
   }
 
   function draw() {
