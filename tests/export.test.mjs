@@ -134,6 +134,11 @@ test('npy.js writes .npy 1.0 and a stored zip that the readers here (and Python\
   assert.deepEqual([...readZip(z).keys()], ['a.npy', '注意.npy']);
   const check = execFileSync('python3', ['-c', 'import sys, zipfile, io; z = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())); print(z.testzip(), z.namelist())'], { input: z }).toString();
   assert.equal(check.trim(), "None ['a.npy', '注意.npy']", 'every CRC checks out');
+  // the CRC takes eight bytes a step: lengths on and off that step, checked against zlib's
+  const files = [0, 1, 7, 8, 9, 15, 16, 17, 1003].map((n) => ({ name: `b${n}`, bytes: Uint8Array.from({ length: n }, (_, i) => (i * 2654435761) >>> 24) }));
+  const crcs = execFileSync('python3', ['-c', 'import sys, zipfile, io, zlib; z = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read())); ' +
+    'print(z.testzip(), [i.CRC == zlib.crc32(z.read(i)) for i in z.infolist()])'], { input: Buffer.from(zip(files)) }).toString();
+  assert.equal(crcs.trim(), `None [${files.map(() => 'True').join(', ')}]`);
 });
 
 test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG parses and holds its text and drawings', async () => {

@@ -151,6 +151,40 @@ test('before and after, attribution bars and patching are the engine\'s numbers'
   model.free();
 });
 
+test('patching a run at a time: the steps count every run and give what the whole sweep gives; stopped, the session is left clean', () => {
+  const model = L.loadModel(readFixture('gpt2-tiny'));
+  const corrupted = IDS.slice();
+  corrupted[2] = 5;
+  const { n_layer: NL, n_head: H } = model.info;
+  const s = model.createSession();
+  const steps = iv.patchingSteps(s, { clean: IDS, corrupted, a: 3, b: 7 });
+  const seen = [];
+  let r;
+  while (!(r = steps.next()).done) seen.push(r.value);
+  const total = NL * IDS.length + NL * H;
+  assert.ok(seen.every((x) => x.total === total), 'the total is both sweeps\' runs');
+  assert.deepEqual(seen.filter((x, k) => k === 0 || x.done !== seen[k - 1].done).map((x) => x.done), [...Array(total + 1).keys()], 'each run counted once, in order');
+  const whole = iv.patching(model.createSession(), { clean: IDS, corrupted, a: 3, b: 7 });
+  assert.deepEqual(Array.from(r.value.resid.data), Array.from(whole.resid.data));
+  assert.deepEqual(Array.from(r.value.z.data), Array.from(whole.z.data));
+  assert.equal(r.value.clean, whole.clean);
+  assert.equal(r.value.corrupted, whole.corrupted);
+  // stopped part-way through a sweep: no edit is left in force, and the session still runs
+  const sweep = s.patchingSweepSteps({ clean: IDS, corrupted, hook: 'resid_pre', metric: iv.logitDiff(3, 7) });
+  for (let k = 0; k < 3; k++) sweep.next();
+  sweep.return();
+  assert.equal(s.editCount, 0);
+  assert.equal(sweep.next().done, true, 'a stopped sweep stays stopped');
+  const again = s.patchingSweep({ clean: IDS, corrupted, hook: 'resid_pre', metric: iv.logitDiff(3, 7) });
+  assert.deepEqual(Array.from(again.data), Array.from(whole.resid.data));
+  // the whole sweep from steps, stopped in the second sweep, leaves it clean too
+  const both = iv.patchingSteps(s, { clean: IDS, corrupted, a: 3, b: 7 });
+  for (let k = 0; k < NL * IDS.length + 2; k++) both.next();
+  both.return();
+  assert.equal(s.editCount, 0);
+  model.free();
+});
+
 test('the patching suggestion: the token after the last token\'s earlier occurrence, replaced', () => {
   const ids = [5, 6, 7, 8, 5, 6, 7];
   const sug = iv.suggestPatch(ids, () => 42);

@@ -160,3 +160,43 @@ test('a preset, or another model, starts without the ablations and picked tokens
   assert.equal(await page.textContent('#ablate-factor-msg'), '');
   assert.deepEqual(errors, []);
 });
+
+test('a long patching sweep: the page says how far it is, other views are answered meanwhile, Stop stops it', async () => {
+  // austen at 160 tokens: 4 x 160 + 4 x 4 patched runs, some seconds of work in slices
+  const text = 'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(6);
+  const { page, errors } = await openPage(`?model=austen&prompt=${encodeURIComponent(text)}&lang=en&layer=0`);
+  await page.$eval('#patching-panel', (e) => e.scrollIntoView());
+  await page.waitForFunction(() => /Both prompts have \d+ tokens/.test(document.getElementById('patch-note').textContent));
+  const T = Number(/Both prompts have (\d+) tokens/.exec(await page.textContent('#patch-note'))[1]);
+  assert.ok(T > 100, `${T} tokens`);
+  const total = 4 * T + 4 * 4;
+  await page.click('#patch-run');
+  assert.equal(await page.isVisible('#patch-stop'), true);
+  await page.waitForFunction(() => /Running … [\d,]+ of [\d,]+ patched runs/.test(document.getElementById('patch-status').textContent));
+  const [done, all] = /Running … ([\d,]+) of ([\d,]+)/.exec(await page.textContent('#patch-status')).slice(1).map((s) => Number(s.replace(/,/g, '')));
+  assert.equal(all, total);
+  assert.ok(done < total, `${done} of ${total}`);
+  // another layer is drawn while the sweep runs
+  await page.selectOption('#layer', '2');
+  await page.waitForFunction(() => /layer 2/.test(document.getElementById('legend').textContent) && document.body.dataset.ready === 'true');
+  assert.equal(await page.evaluate(() => document.body.dataset.patching), 'running', 'the sweep was still running');
+  await page.click('#patch-stop');
+  assert.equal(await page.evaluate(() => document.body.dataset.patching), 'stopped');
+  assert.match(await page.textContent('#patch-status'), /^Stopped after [\d,]+ of [\d,]+ patched runs/);
+  assert.equal(await page.isVisible('#patch-stop'), false);
+  assert.equal(await page.isDisabled('#patch-run'), false);
+  assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 0, 'nothing drawn from a part of a sweep');
+  // a progress message on its way when it stopped changes nothing, and the next sweep runs to its end
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.body.dataset.patching), 'stopped');
+  await page.click('#patch-run');
+  await page.waitForFunction(() => document.body.dataset.patching === 'done', null, { timeout: 60000 });
+  assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 2);
+  // a sweep of a prompt since changed is stopped, and says why
+  await page.click('#patch-run');
+  await page.waitForFunction(() => document.body.dataset.patching === 'running');
+  await page.fill('#prompt', `${text}Mr. Bennet`);
+  await page.waitForFunction(() => document.body.dataset.patching === 'error');
+  assert.match(await page.textContent('#patch-status'), /changed while the sweep ran/);
+  assert.deepEqual(errors, []);
+});

@@ -247,15 +247,24 @@ const patchRequest = () => {
 function runPatching() {
   const setup = patchView?.setup;
   if (!info || !setup || setup.gptOnly) return;
-  patchView.busy(0, 2);
+  patchView.busy(0, null);
   const req = patchRequest();
   patchAsked = JSON.stringify(req);
   worker.postMessage({ type: 'patch', id: ++patchId, ...req });
 }
+/** Stop the sweep running, if any. */
+function stopPatching() {
+  if (!patchView?.running) return;
+  worker.postMessage({ type: 'patch-cancel' });
+  patchAsked = null; // (its progress still on the way is not shown)
+  patchView.stopped();
+}
+const patchProgress = (d) => { if (d.id === patchId && patchAsked != null) patchView?.busy(d.done, d.total); };
 /** A sweep is drawn only if the prompts and the metric are still the ones it ran on. */
 function onPatched(d) {
-  if (patchView?.setup && JSON.stringify(patchRequest()) !== patchAsked) patchView.error(t('iv.stale'));
-  else patchView?.done(d);
+  if (d.id !== patchId || patchAsked == null) return; // (stopped, or superseded)
+  patchAsked = null;
+  patchView?.done(d);
 }
 
 function drawOutput(v) {
@@ -390,6 +399,7 @@ function clearViews() {
   outputDrawn = null;
   describeOutput();
   learn.clear();
+  stopPatching(); // (a sweep of what was shown)
   ablateView?.clear(); patchView?.clear(); lensView?.clear(); attrView?.clear(); describeEdits(0);
 }
 
@@ -479,7 +489,7 @@ function onError(d) {
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
-  if (d.during === 'patch') { patchView?.error(message); return; }
+  if (d.during === 'patch') { if (d.id === patchId && patchAsked != null) { patchAsked = null; patchView?.error(message); } return; }
   if (d.during === 'load' && pendingUrl) { urlFailed(d, message); return; }
   if (d.during === 'load-files') {
     refusedFilesName = d.code === 'unused-tensors' ? pendingFilesName : null;
@@ -607,7 +617,7 @@ function fillLayers() {
 
 const client = createClient(worker, {
   view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded,
-  'patch-progress': (d) => patchView?.busy(d.done, d.total), patched: onPatched,
+  'patch-progress': patchProgress, patched: onPatched,
   lastDrawn: () => lastDrawn,
   progress: (d) => {
     $('progress').value = d.total ? d.loaded / d.total : 0;
@@ -778,7 +788,12 @@ store.subscribe((changed) => {
   if (changed.has('key')) stepsView?.setKey(S.key);
   learn.changed(changed);
   if (changed.has('ablate')) { ablateView?.setAblations(S.ablate, headDims()); grid.markAblated?.(S.ablate); }
-  if (['prompt', 'steps', 'hist', 'corrupt', 'metric'].some((k) => changed.has(k))) patchView?.clearResult();
+  if (['prompt', 'steps', 'hist', 'corrupt', 'metric'].some((k) => changed.has(k))) { // a sweep shown or running is of other prompts
+    const running = patchView?.running;
+    stopPatching();
+    patchView?.clearResult();
+    if (running) patchView.error(t('iv.stale'));
+  }
 });
 
 function syncControls() {
@@ -1063,10 +1078,12 @@ function loadLate() {
         onClear: () => store.set({ ablate: [] }),
       });
       patchView = patching.createPatching({
-        root: $('patching'), corrupt: $('patch-corrupt'), tokA: $('patch-a'), tokB: $('patch-b'), run: $('patch-run'), status: $('patch-status'), note: $('patch-note'),
+        root: $('patching'), corrupt: $('patch-corrupt'), tokA: $('patch-a'), tokB: $('patch-b'), run: $('patch-run'), stop: $('patch-stop'),
+        status: $('patch-status'), note: $('patch-note'),
         onCorrupt: (text) => store.set({ corrupt: text }),
         onMetric: (pair) => store.set({ metric: pair }),
         onRun: () => runPatching(),
+        onStop: () => stopPatching(),
       });
       lensView = lens.createLens({ root: $('lens'), query: $('lens-query'), onQuery: pickQuery });
       attrView = attribution.createAttribution({ root: $('attribution'), query: $('attribution-query'), token: $('attribution-token'), onQuery: (i) => store.set({ query: i, key: null, dla: null }), onToken: (id) => store.set({ dla: id }) });

@@ -7,7 +7,8 @@
 // Sessions, each made when first needed: `plain` runs the sequence with no edits (the "before");
 // `meanRun` runs the prompt once to capture every hook_z, for mean ablation; `lens` runs the whole
 // sequence with the edits in force, capturing what the logit lens and the attribution need;
-// `patcher` runs the patching sweeps (session.patchingSweep, which wants no edits).
+// `patcher` runs the corrupted prompt for the patching panel's defaults; each sweep has a session of
+// its own (it runs in slices between the other views' work: see patch).
 // Encoder-decoder models get { gptOnly: true }: these views are made for decoder-only models (the
 // engine's lens and attribution are; its edits work on both, from JavaScript).
 import * as iv from './interventions.js';
@@ -223,8 +224,10 @@ export function createExperiments({ model, tokenizer, session, translator, bos =
       return out;
     },
 
-    /** Run activation patching: the sweeps over resid_pre and z, reporting each as it starts. */
-    patch(seq, { corrupt, a, b }, report) {
+    /** Activation patching, the sweeps over resid_pre and z: checked at once, then run a patched
+     * run at a time by the generator returned (see iv.patchingSteps), on a session of its own that
+     * goes when the sweep ends or is stopped (its return()). */
+    patch(seq, { corrupt, a, b }) {
       const clean = seq.ids;
       const b0 = bos();
       const corrupted = [...(b0 != null ? [b0] : []), ...tokenizer().encode(corrupt ?? '', { special: true })];
@@ -234,17 +237,22 @@ export function createExperiments({ model, tokenizer, session, translator, bos =
         e.args = { clean: clean.length, corrupted: corrupted.length };
         throw e;
       }
-      patcher ??= model().createSession();
-      const hooks = ['resid_pre', 'z'];
-      const r = iv.patching(patcher, { clean, corrupted, a, b }, (hook) => report(hooks.indexOf(hook), hooks.length));
-      return {
-        ...r, a, b, aText: display(a), bText: display(b),
-        // each cell's share of the clean metric it gives back: 0 is the corrupted run, 1 the clean
-        residN: Float64Array.from(r.resid.data, (v) => iv.normalised(v, r.clean, r.corrupted)),
-        zN: Float64Array.from(r.z.data, (v) => iv.normalised(v, r.clean, r.corrupted)),
-        tokens: clean.map((id) => display(id)), corruptTokens: corrupted.map((id) => display(id)),
-        diff: clean.map((id, k) => id !== corrupted[k]),
-      };
+      const session = model().createSession();
+      return (function* sweep() {
+        try {
+          const r = yield* iv.patchingSteps(session, { clean, corrupted, a, b });
+          return {
+            ...r, a, b, aText: display(a), bText: display(b),
+            // each cell's share of the clean metric it gives back: 0 is the corrupted run, 1 the clean
+            residN: Float64Array.from(r.resid.data, (v) => iv.normalised(v, r.clean, r.corrupted)),
+            zN: Float64Array.from(r.z.data, (v) => iv.normalised(v, r.clean, r.corrupted)),
+            tokens: clean.map((id) => display(id)), corruptTokens: corrupted.map((id) => display(id)),
+            diff: clean.map((id, k) => id !== corrupted[k]),
+          };
+        } finally {
+          session.free();
+        }
+      }());
     },
 
     /** A new model: every session went with the old one. */

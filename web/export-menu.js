@@ -3,7 +3,7 @@
 // snippet. The files themselves are made by web/export.js; this wires them to the page.
 import { t } from './i18n.js';
 import { encodeAblations } from './state.js';
-import { elementToSvg, svgToPng, tensorsJson, tensorsNpz, embedSnippets, download, PANEL_VIEWS } from './export.js';
+import { elementToSvg, svgToPng, tensorsJson, embedSnippets, download, PANEL_VIEWS } from './export.js';
 
 /** The most values a JSON export writes (about 40 MB of text, under a second to build); more go to .npz. */
 const jsonMax = () => globalThis.lanternJsonMax ?? 2_000_000; // (the tests set a smaller one)
@@ -100,10 +100,10 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
     if (!loaded()) return;
     status(t('export.working'));
     try {
-      const answer = await client.tensors(request());
+      const answer = await client.tensors({ ...request(), format });
       const name = `${fileBase()}-${answer.stack ? `${answer.stack}-` : ''}layer${answer.layer}.${format}`;
-      const values = answer.tensors.reduce((n, x) => n + x.data.length, 0);
-      if (format === 'npz') download(tensorsNpz(answer), name, 'application/zip');
+      const values = answer.tensors.reduce((n, x) => n + x.shape.reduce((a, b) => a * b, 1), 0);
+      if (format === 'npz') download(answer.npz, name, 'application/zip'); // (made by the worker)
       else if (values > jsonMax()) {
         // written as text on the main thread, a layer at 1024 tokens froze the page for 10 s and
         // then passed the longest string the browser holds: said at once, with the way that works

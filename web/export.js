@@ -12,7 +12,6 @@
 // cells are not rebuilt as shapes (a 1024 x 1024 heatmap would be a million rects).
 // The PNG is that SVG drawn onto a canvas at twice the CSS pixel size.
 
-import { npz } from './npy.js';
 import { encodeState, ELEMENT_VIEWS } from './state.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -310,9 +309,6 @@ export function tensorsJson(answer, { model, prompt, ablate = null }) {
     tensors: answer.tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'float32', data: Array.from(t.data, (v) => (Number.isFinite(v) ? v : String(v))) })),
   });
 }
-
-/** The worker's 'tensors' answer as an .npz (one .npy per tensor, under its name). */
-export const tensorsNpz = (answer) => npz(answer.tensors);
 
 /** The views a snippet can show, by the panel that shows them (see VIEWS in state.js). */
 export const PANEL_VIEWS = {

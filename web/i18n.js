@@ -493,7 +493,10 @@ export const STRINGS = {
       residTitle: 'Residual stream entering each layer (resid_pre), by position',
       zTitle: 'Each head\'s output (z), all positions',
       patchLegend: 'Blue: the patch moves the metric away from the clean run; grey: no change from the corrupted run; orange: toward the clean run, full at 100%.',
-      running: (done, total) => `Running … sweep ${done + 1} of ${total}`,
+      running: (done, total, left) => (total == null ? 'Running …'
+        : `Running … ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (${Math.floor(100 * done / total)}%)${left == null ? '' : left < 60 ? `, about ${Math.ceil(left)} s left` : `, about ${Math.round(left / 60)} min left`}`),
+      stop: 'Stop',
+      stopped: (done, total) => `Stopped after ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (the heatmaps are drawn from a whole sweep).`,
       ran: 'Done. The sweeps ran in the engine, with no ablations.',
       stale: 'The prompts or the metric changed while the sweep ran: run it again.',
       lensTitle: 'Logit lens',
@@ -1130,7 +1133,10 @@ export const STRINGS = {
       residTitle: '进入每层的残差流（resid_pre），按位置',
       zTitle: '每个头的输出（z），所有位置',
       patchLegend: '蓝：修补让指标离干净运行更远；灰：与损坏运行相同；橙：向干净运行靠近，100% 时最浓。',
-      running: (done, total) => `运行中 … 第 ${done + 1} 次扫描，共 ${total} 次`,
+      running: (done, total, left) => (total == null ? '运行中 …'
+        : `运行中 … 已修补运行 ${done.toLocaleString('zh-CN')} 次，共 ${total.toLocaleString('zh-CN')} 次（${Math.floor(100 * done / total)}%）${left == null ? '' : left < 60 ? `，约剩 ${Math.ceil(left)} 秒` : `，约剩 ${Math.round(left / 60)} 分钟`}`),
+      stop: '停止',
+      stopped: (done, total) => `已在 ${total.toLocaleString('zh-CN')} 次修补运行中的第 ${done.toLocaleString('zh-CN')} 次后停止（热图要等整次扫描完成才画出）。`,
       ran: '完成。扫描在引擎中运行，不含任何消融。',
       stale: '扫描运行期间提示词或指标改变了：请再运行一次。',
       lensTitle: 'Logit 透镜',

@@ -181,23 +181,43 @@ export const normalised = (v, clean, corrupted) => (clean === corrupted ? NaN : 
 
 /**
  * An activation patching experiment on the engine: the clean and corrupted metric, and the sweeps
- * over layer x position (resid_pre) and layer x head (z), from session.patchingSweep. onHook is
- * called before each sweep (the worker reports progress with it).
+ * over layer x position (resid_pre) and layer x head (z), from session.patchingSweepSteps. A
+ * generator, a patched run at a time (the worker runs it in slices, reporting how far it is, and
+ * may stop it): it yields { done, total } counting the runs of both sweeps, and returns the result.
  */
-export function patching(session, { clean, corrupted, a, b }, onHook = () => {}) {
+export function* patchingSteps(session, { clean, corrupted, a, b }) {
   const metric = logitDiff(a, b);
   session.clearEdits();
   session.reset();
   session.forward(clean);
   const cleanValue = metric(session.logits());
+  const { n_layer: L, n_head: H } = session.model.info;
+  const total = L * clean.length + L * H;
   const sweeps = {};
+  let before = 0;
   for (const hook of ['resid_pre', 'z']) {
-    onHook(hook);
-    const r = session.patchingSweep({ clean, corrupted, hook, metric });
-    sweeps[hook] = { shape: r.shape, data: r.data };
+    const steps = session.patchingSweepSteps({ clean, corrupted, hook, metric });
+    try {
+      for (let r = steps.next(); ; r = steps.next()) {
+        if (r.done) { sweeps[hook] = { shape: r.value.shape, data: r.value.data }; break; }
+        yield { done: before + r.value.done, total };
+      }
+    } finally {
+      steps.return(); // (stopped early: the session is left with no edits)
+    }
+    before += sweeps[hook].data.length;
   }
   const corruptedValue = metric(session.logits()); // the sweep leaves the session on the corrupted prompt
   return { clean: cleanValue, corrupted: corruptedValue, resid: sweeps.resid_pre, z: sweeps.z };
+}
+
+/** The same, all at once. */
+export function patching(session, options) {
+  const steps = patchingSteps(session, options);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
 }
 
 /** The largest cell of a [rows, cols] sweep: { row, col, value }. */

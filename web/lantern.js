@@ -1048,7 +1048,22 @@ class Session {
    * example the logit difference of two tokens). This session runs the corrupted prompt and is
    * left with it and no edits. Returns { shape: [n_layer, positions or heads], data }.
    */
-  patchingSweep({ clean, corrupted, hook = 'resid_pre', metric }) {
+  patchingSweep(options) {
+    const steps = this.patchingSweepSteps(options);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * The same sweep a patched run at a time, for a caller that must stay responsive (the page's
+   * worker runs it in slices between other work, and can stop it): a generator that yields
+   * { done, total } after each patched run and returns what patchingSweep returns. Stopped early
+   * (its return()), it leaves the session as a finished sweep does. Until it is done, nothing
+   * else may use this session.
+   */
+  * patchingSweepSteps({ clean, corrupted, hook = 'resid_pre', metric }) {
     this.live();
     if (typeof metric !== 'function') throw new LanternError('patchingSweep: metric must be a function of the logits');
     if (!['resid_pre', 'z'].includes(hook)) throw new LanternError(`patchingSweep: hook must be 'resid_pre' or 'z', not ${show(hook)}`);
@@ -1069,6 +1084,7 @@ class Session {
     this.forward(x);
     const T = x.length, width = hook === 'z' ? nh : T;
     const data = new Float32Array(nl * width);
+    yield { done: 0, total: nl * width }; // (the clean and corrupted runs are done)
     for (let l = 0; l < nl; l++) {
       for (let k = 0; k < width; k++) {
         if (hook === 'z') {
@@ -1089,6 +1105,7 @@ class Session {
           throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
         }
         data[l * width + k] = value;
+        yield { done: l * width + k + 1, total: nl * width };
       }
     }
     return { shape: [nl, width], data };

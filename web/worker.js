@@ -27,12 +27,14 @@
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
 // In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
-//      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look}
-//      | patch {id, seq, corrupt, a, b}; view and generate also carry ablate (the head ablations, in
-//      force on every session) and view interv (what the intervention views want: web/experiments.js)
-//      -> patch-progress {id, done, total} | patched {id, clean, corrupted, resid, z, ...}
+//      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
+//      | patch {id, seq, corrupt, a, b} | patch-cancel; view and generate also carry ablate (the head
+//      ablations, in force on every session) and view interv (what the intervention views want:
+//      web/experiments.js)
+//      -> patch-progress {id, done, total} (patched runs) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
-//      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]}
+//      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
+//        of the .npz, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
 // load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision, files (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
@@ -260,6 +262,7 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
     throw e;
   }
   gen = null;
+  stopSweep(); // (its session goes before its model)
   probe = null; // freed with its model
   probeKey = null;
   inner = null;
@@ -843,7 +846,7 @@ function tensorOf(req) {
  * TransformerLens names, from one whole pass of a session of its own. */
 const EXPORT_LOGIT_BYTES = 32e6;
 let exportProbe = null;
-function tensorsOf(req) {
+async function tensorsOf(req) {
   const seq = sequence(req.seq);
   const stack = isTranslator() ? (req.look.kind === 'encoder' ? 'encoder' : 'decoder') : null;
   const prefix = stack ? `${stack}.` : '';
@@ -867,23 +870,63 @@ function tensorsOf(req) {
     return { name: n, shape: [...shape], data: new Float32Array(data) };
   });
   const ids = stack === 'encoder' ? seq.src : seq.ids;
-  postMessage({
+  const answer = {
     type: 'tensors', id: req.id, stack, layer, ids: [...ids], edits: experiments.editCount,
     tokens: ids.map((id) => tokenizer.display(id)),
     omitted: stack !== 'encoder' && !withLogits ? [{ name: 'logits', shape: [T, model.nVocab], bytes: logitBytes }] : [],
     tensors,
-  }, tensors.map((t) => t.data.buffer));
+  };
+  if (req.format === 'npz') {
+    // the file made here, as a Blob (the page only saves it): made on the page's thread, a layer
+    // at 1024 tokens (300 MB) froze it for about 2 s
+    const { npzParts } = await import('./npy.js'); // (nothing on the way to the first view waits for it)
+    answer.npz = new Blob(npzParts(tensors), { type: 'application/zip' });
+    answer.tensors = tensors.map(({ name, shape }) => ({ name, shape }));
+    postMessage(answer);
+  } else postMessage(answer, tensors.map((t) => t.data.buffer));
 }
 
 // ---------------------------------------------------------------- activation patching
 
-/** Activation patching on request (the "patching" view): the page's text is the clean prompt.
- * Each sweep is announced as it starts, so the page can say how far it is. */
+/**
+ * Activation patching on request (the "patching" view): the page's text is the clean prompt. A
+ * sweep is a patched run per layer and position and per layer and head (12,300 runs for the GPT-2
+ * small shape at 1024 tokens, minutes), so it runs in slices of SWEEP_SLICE_MS, each its own task:
+ * the views asked for meanwhile are answered between them, the page hears how far it is after each
+ * slice, and a 'patch-cancel', another sweep or another model stops it.
+ */
+const SWEEP_SLICE_MS = 40;
+let sweep = null; // { id, steps }: the sweep running
 function patch(req) {
+  stopSweep();
   if (isTranslator()) throw new PageError('gpt-only', {}, 'activation patching works on GPT models only, for now');
   const seq = sequence(req.seq);
-  const r = experiments.patch(seq, req, (done, total) => postMessage({ type: 'patch-progress', id: req.id, done, total }));
-  postMessage({ type: 'patched', id: req.id, ...r });
+  const s = sweep = { id: req.id, steps: experiments.patch(seq, req) };
+  const slice = () => {
+    if (sweep !== s) return;
+    try {
+      const until = performance.now() + SWEEP_SLICE_MS;
+      let r;
+      do r = s.steps.next(); while (!r.done && performance.now() < until);
+      if (r.done) {
+        sweep = null;
+        postMessage({ type: 'patched', id: s.id, ...r.value });
+        return;
+      }
+      postMessage({ type: 'patch-progress', id: s.id, done: r.value.done, total: r.value.total });
+      setTimeout(slice);
+    } catch (e) {
+      stopSweep();
+      postMessage({ type: 'error', id: s.id, message: e.message, code: e.code ?? null, args: e.args ?? null, during: 'patch' });
+    }
+  };
+  setTimeout(slice);
+}
+/** Stop the sweep running, if any (its session goes with it). */
+function stopSweep() {
+  const s = sweep;
+  sweep = null;
+  s?.steps.return();
 }
 
 // ---------------------------------------------------------------- two models side by side
@@ -953,6 +996,7 @@ onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
   if (data.type === 'cancel-load') { downloading?.abort(); return; }
+  if (data.type === 'patch-cancel') { stopSweep(); return; }
   if (data.type === 'view' && gen) {
     gen.look = data.look;
     gen.viewId = data.id;
@@ -969,7 +1013,7 @@ onmessage = ({ data }) => {
       else if (data.type === 'generate') await generate(data);
       else if (data.type === 'tensor') tensorOf(data);
       else if (data.type === 'patch') patch(data);
-      else if (data.type === 'tensors') tensorsOf(data);
+      else if (data.type === 'tensors') await tensorsOf(data);
     } catch (e) {
       if (data.type === 'generate') gen = null;
       postMessage({ type: 'error', id: data.id, message: e.message, code: e.code ?? null, args: e.args ?? null, during: data.type });

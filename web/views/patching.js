@@ -76,9 +76,31 @@ function heatmap({ rows, cols, value, colour, rowLabel, colLabel, at, label, rea
   return { wrap, canvas, draw: (width) => { canvas.lastWidth = width; draw(width); }, show };
 }
 
-export function createPatching({ root, corrupt, tokA, tokB, run, status, note, onCorrupt, onMetric, onRun }) {
+export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, note, onCorrupt, onMetric, onRun, onStop }) {
   const g = gate('patching');
   let setup = null, result = null, busy = false, maps = [];
+  let started = 0, progress = { done: 0, total: null }; // the sweep running: since when, how far
+  stop.addEventListener('click', () => { if (busy) onStop(); });
+  /** A sweep is running: done of total patched runs (total null: not yet known). */
+  function running(done, total) {
+    if (!busy) started = performance.now();
+    busy = true;
+    progress = { done, total };
+    run.disabled = true;
+    stop.hidden = false;
+    root.setAttribute('aria-busy', 'true');
+    document.body.dataset.patching = 'running';
+    // the time left, from the pace so far (said once there are two seconds to judge by)
+    const elapsed = (performance.now() - started) / 1000;
+    const left = total != null && done > 0 && elapsed >= 2 ? (elapsed * (total - done)) / done : null;
+    status.textContent = t('iv.running', done, total, left);
+  }
+  const idle = () => {
+    busy = false;
+    root.removeAttribute('aria-busy');
+    if (stop.contains(document.activeElement)) run.focus(); // (the focus stays near, not on a hidden button)
+    stop.hidden = true;
+  };
   corrupt.addEventListener('input', () => onCorrupt(corrupt.value));
   const metric = () => onMetric([Number(tokA.value), Number(tokB.value)]);
   tokA.addEventListener('input', metric);
@@ -146,16 +168,17 @@ export function createPatching({ root, corrupt, tokA, tokB, run, status, note, o
       if (data === undefined || data === null) return;
       g.run(data.key, () => { setup = data; describeSetup(); });
     },
-    busy(done, total) {
-      busy = true;
-      run.disabled = true;
-      root.setAttribute('aria-busy', 'true');
-      document.body.dataset.patching = 'running';
-      status.textContent = t('iv.running', done, total);
+    busy: running,
+    get running() { return busy; },
+    /** The person stopped the sweep. */
+    stopped() {
+      idle();
+      document.body.dataset.patching = 'stopped';
+      status.textContent = progress.total == null ? '' : t('iv.stopped', progress.done, progress.total);
+      describeSetup();
     },
     done(r) {
-      busy = false;
-      root.removeAttribute('aria-busy');
+      idle();
       document.body.dataset.patching = 'done';
       status.textContent = t('iv.ran');
       result = r;
@@ -163,16 +186,15 @@ export function createPatching({ root, corrupt, tokA, tokB, run, status, note, o
       describeSetup();
     },
     error(message) {
-      busy = false;
-      root.removeAttribute('aria-busy');
+      idle();
       document.body.dataset.patching = 'error';
       status.textContent = message;
       describeSetup();
     },
-    clear() { g.reset(); setup = null; result = null; root.replaceChildren(); note.textContent = ''; status.textContent = ''; },
+    clear() { idle(); g.reset(); setup = null; result = null; root.replaceChildren(); note.textContent = ''; status.textContent = ''; },
     /** The prompts or the metric changed: the sweep shown is no longer theirs. */
     clearResult() { if (!result || busy) return; result = null; root.replaceChildren(); status.textContent = ''; },
-    relabel() { describeSetup(); if (result) drawResult(); if (!busy && result) status.textContent = t('iv.ran'); },
+    relabel() { describeSetup(); if (result) drawResult(); if (busy) running(progress.done, progress.total); else if (result) status.textContent = t('iv.ran'); },
     get key() { return setup?.key ?? null; },
     get setup() { return setup; },
   };
