@@ -391,6 +391,9 @@ test('austen-llama: every view speaks of RMSNorm, no biases and rotary positions
     // 中文: the same facts
     await page.selectOption('#lang', 'zh');
     await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+    // (the panels off screen are redrawn in the new language a frame or a few later: see relabel in app.js)
+    await page.waitForFunction(() => /均方根为 1/.test(document.getElementById('norm-panel').textContent) &&
+      /q_i = RMSNorm\(x_i\) W_Q\[h\]，/.test(document.getElementById('steps-panel').textContent), null, { timeout: 10000 });
     const zhNorm = await panelText(page, '#norm-panel');
     assert.ok(!zhNorm.includes('层归一化') && !zhNorm.replace(/没有 β/g, '').includes('β'), 'zh Add & Norm: RMSNorm, no β');
     assert.match(zhNorm, /均方根为 1/);

@@ -341,16 +341,6 @@ function drawView(v) {
   heat.update(v.attn, rowT, colT);
   if (S.embed) heat.relayout(); // the text around it may have changed height
   grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
-  if (v.steps && stepsView) {
-    const k = v.steps.kind;
-    const qT = k === 'encoder' ? v.srcTokens : v.tokens, kT = k === 'cross' || k === 'encoder' ? v.srcTokens : v.tokens;
-    stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
-    describeSteps();
-  }
-  if (v.block) drawBlock(v);
-  if (v.output) drawOutput(v);
-  learn.drawn(v);
-  if (v.interv) drawInterventions(v);
   grid.markAblated?.(S.ablate);
   describeEdits(v.edits);
   drawHistory();
@@ -359,8 +349,47 @@ function drawView(v) {
   const full = !translating() && v.T >= v.nCtx;
   if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
-  document.body.dataset.ready = 'true';
-  shown();
+  // the views further down, each in a task of its own (see drawLater); then the page is ready
+  const parts = [];
+  if (v.steps && stepsView) {
+    parts.push(() => {
+      const k = v.steps.kind;
+      const qT = k === 'encoder' ? v.srcTokens : v.tokens, kT = k === 'cross' || k === 'encoder' ? v.srcTokens : v.tokens;
+      stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
+      describeSteps();
+    });
+  }
+  if (v.block) parts.push(() => drawBlock(v));
+  if (v.output) parts.push(() => drawOutput(v));
+  parts.push(() => learn.drawn(v));
+  if (v.interv) parts.push(() => drawInterventions(v));
+  parts.push(() => { document.body.dataset.ready = 'true'; shown(); });
+  drawLater(parts);
+}
+
+/**
+ * Draw the parts of a view in order, the first now and each other in a task of its own after the
+ * frame that shows the one before (so that it does not pay for that one's style and layout):
+ * drawn in one task, the step-by-step, block, output, residual and intervention views made it
+ * 250-450 ms long at 1024 tokens. A new view's parts replace those of the one before still
+ * waiting (it holds all they would have drawn). A hidden page has no frames: there, a task each.
+ */
+let laterParts = [];
+function drawLater(parts) {
+  const idle = !laterParts.length;
+  laterParts = parts;
+  if (idle) next();
+  function next() {
+    const part = laterParts.shift();
+    try {
+      part?.();
+    } finally {
+      if (laterParts.length) {
+        if (document.hidden) setTimeout(next);
+        else requestAnimationFrame(() => setTimeout(next));
+      }
+    }
+  }
 }
 
 // What the first view need not wait for (deferred, declared above: the comparison panel's look for
@@ -389,6 +418,7 @@ function drawHistory() {
 /** After an error the views hold nothing stale: they are cleared until the next good view. */
 function clearViews() {
   view = null;
+  laterParts = []; // (nothing of the view before is drawn after this)
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
   stepsView?.clear();
   describeSteps();
@@ -824,7 +854,7 @@ function syncControls() {
 
 /**
  * The page in a new language. The views near the screen are redrawn in this task, the others one
- * a task after it, nearest first: at 1024 tokens redrawing them all at once was a task of 300 to
+ * a task after it (each after a frame), nearest first: at 1024 tokens redrawing them all at once was a task of 300 to
  * 800 ms. Each later one is redrawn in the language of its turn, so a switch back meanwhile is
  * no harm.
  */
@@ -857,7 +887,8 @@ function relabel() {
   const later = views.filter((v) => v.d > 0).map((v) => v.fn);
   const idle = !relabelQueue.length;
   relabelQueue = later; // (a switch before the last one's queue ran replaces it: all are redrawn anyway)
-  if (idle && later.length) setTimeout(function next() { relabelQueue.shift()?.(); if (relabelQueue.length) setTimeout(next); });
+  const after = (fn) => (document.hidden ? setTimeout(fn) : requestAnimationFrame(() => setTimeout(fn))); // (as drawLater)
+  if (idle && later.length) after(function next() { relabelQueue.shift()?.(); if (relabelQueue.length) after(next); });
 }
 
 function fillModelMenu() {

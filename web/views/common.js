@@ -199,14 +199,34 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
   c.width = width;
   c.height = height;
   const ctx = c.getContext('2d');
-  const img = ctx.createImageData(width, height);
-  const px = img.data;
+  const img = new ImageData(width, height);
+  const px = new Uint32Array(img.data.buffer), lut = divergingLut(neutral);
+  const at = scale > 0 ? DIVERGING_STEPS / scale : 0, bad = lut[DIVERGING_STEPS]; // (a value not finite: neutral)
   for (let k = 0; k < width * height; k++) {
-    const c = Number.isFinite(values[k]) ? divergingColour(values[k], scale, neutral) : neutral;
-    px[4 * k] = c[0]; px[4 * k + 1] = c[1]; px[4 * k + 2] = c[2]; px[4 * k + 3] = 255;
+    const v = values[k];
+    px[k] = v - v === 0 ? lut[Math.max(-DIVERGING_STEPS, Math.min(DIVERGING_STEPS, Math.round(v * at))) + DIVERGING_STEPS] : bad;
   }
   ctx.putImageData(img, 0, 0);
   return c;
+}
+
+/** divergingColour at 2 * DIVERGING_STEPS + 1 points from -scale to scale, as packed RGBA pixels
+ * (the byte order of ImageData's), for a neutral colour: a table per canvas, not an array per value. */
+const DIVERGING_STEPS = 512;
+const lutOf = new Map(); // neutral colour -> table
+function divergingLut(neutral) {
+  const key = neutral.join(',');
+  let lut = lutOf.get(key);
+  if (!lut) {
+    lut = new Uint32Array(2 * DIVERGING_STEPS + 1);
+    const bytes = new Uint8Array(lut.buffer);
+    for (let i = 0; i < lut.length; i++) {
+      bytes.set(divergingColour(i - DIVERGING_STEPS, DIVERGING_STEPS, neutral), 4 * i);
+      bytes[4 * i + 3] = 255;
+    }
+    lutOf.set(key, lut);
+  }
+  return lut;
 }
 
 /** A colour custom property (#rgb, #rrggbb or rgb()) as seen by el, as [r, g, b]; fallback if

@@ -67,18 +67,23 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
-   * made a composited layer each, which at a few hundred rows froze the page. Returns
-   * cell(r, name), a strip showing row r that reads out its values on hover like a canvas. */
-  function sheet(data, listed, n, scale, varName) {
+   * made a composited layer each, which at a few hundred rows froze the page. The image is named
+   * once, by a rule of a <style> (rule) for the class the strips share: as a custom property each
+   * strip's style read through var(), its data: URL was parsed again for every strip (at 1024
+   * tokens, 60 ms of style a redraw). Returns cell(r, name), a strip showing row r that reads out
+   * its values on hover like a canvas. */
+  let sheets = 0;
+  function sheet(data, listed, n, scale) {
     const L = listed.length, values = new data.constructor(L * n);
     listed.forEach((j, r) => values.set(data.subarray(j * n, (j + 1) * n), r * n));
     const url = valueCanvas(values, n, L, scale, neutral).toDataURL();
+    const cls = `sheet${++sheets}`;
     return {
-      style: [varName, `url(${url})`],
+      rule: `.sheet.${cls} { background-image: url(${url}); background-size: 100% ${L * 100}%; }\n`,
       cell(r, name) {
         const row = values.subarray(r * n, (r + 1) * n);
-        const c = el('span', { class: 'strip sheet' });
-        c.style.cssText = `background-image: var(${varName}); background-size: 100% ${L * 100}%; background-position: 0 ${L > 1 ? (100 * r / (L - 1)).toFixed(4) : 0}%`;
+        const c = el('span', { class: `strip sheet ${cls}` });
+        c.style.backgroundPosition = `0 ${L > 1 ? (100 * r / (L - 1)).toFixed(4) : 0}%`;
         c.readout = (x) => { const k = Math.max(0, Math.min(n - 1, Math.floor(x * n))); return `${name(k)} = ${f(row[k], 4)}`; };
         return c;
       },
@@ -89,7 +94,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   function stageScores() {
     const D = s.D, keyScale = maxAbs(s.keys), valScale = maxAbs(s.values);
     const listed = listedKeys();
-    const kSheet = sheet(s.keys, listed, D, keyScale, '--ksheet'), vSheet = sheet(s.values, listed, D, valScale, '--vsheet');
+    const kSheet = sheet(s.keys, listed, D, keyScale), vSheet = sheet(s.values, listed, D, valScale);
     const head = el('tr', {}, ...['thPos', 'thKey', 'thK', 'thDot', 'thScaled', 'thMask', 'thAlpha', 'thV'].map((k) => el('th', { scope: 'col' }, t(`steps.${k}`))));
     const body = el('tbody');
     listed.forEach((j, r) => {
@@ -112,7 +117,6 @@ export function createSteps({ root, query, onQuery, onKey }) {
     });
     table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listed.length)),
       el('thead', {}, head), body);
-    for (const sh of [kSheet, vSheet]) table.style.setProperty(...sh.style);
     nav = roving(body, 'tr', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setPreview(Number(tr.dataset.j)); });
     body.addEventListener('pointerleave', () => setPreview(null));
@@ -125,6 +129,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
     return stage(2, 'scoresTitle',
       formula(t('steps.scoresFormula', s.sqrtD, D)),
       note(t(s.causal ? 'steps.maskCausal' : 'steps.maskNone', s.kind)),
+      el('style', {}, kSheet.rule + vSheet.rule), // (in the view, so that it holds in a shadow root too)
       el('div', { class: 'keys-scroll' }, table),
       el('div', { class: 'scalar', id: 'steps-scalar', 'aria-live': 'polite' }));
   }
