@@ -137,6 +137,20 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       if (v.mode !== 'translate') prose.append(...tokens.map((tok, k) => piece(tok.piece ?? '', { ...tok, generated: true }, n + k)));
       else translation.textContent += ` ${tokens.map((tok) => tok.text).join(' ')}`;
     },
-    relabel() { if (v) { g.reset(); shownTokens = []; shownParts = []; g.run('relabel', () => draw(v)); } }, // (every title anew)
+    /** A new language: the titles of the chips and the prose in place (made anew, their 2,000
+     * elements at 1024 tokens were a share of the switch's layout), the rest redrawn. */
+    relabel() {
+      if (!v) return;
+      if (v.mode === 'translate') { g.reset(); g.run('relabel', () => draw(v)); return; }
+      shownTokens.forEach((tok, i) => {
+        const e = chips.children[i];
+        if (!e) return;
+        e.title = title(tok, i, '');
+        e.setAttribute('aria-label', `${tok.text}: ${e.title}`);
+      });
+      shownParts.forEach((p, j) => { if (prose.children[j]) prose.children[j].title = title(p.tok, p.i, ''); });
+      const unknown = v.tokens.filter((tok) => tok.unk);
+      if (unknown.length) notice.textContent = t('unknownNotice', unknown.length, unknown[0].text);
+    },
   };
 }
