@@ -629,10 +629,12 @@ function settle() {
   syncControls();
   $('error').textContent = '';
   // the positions panel is far down the page: drawn after the first view, unless it is the view
-  // embedded
-  const sinusoidal = translating() && info.positions === 'sinusoidal', key = `${d.name}|${d.origin}|${++loadCount}`, of = info;
-  const drawPositions = () => (positions ? positions.update(d.pe, sinusoidal, key, of)
-    : loadLate().then(() => positions?.update(d.pe, sinusoidal, key, of)));
+  // embedded; by then another model may have come, whose panel this must not overwrite (a model
+  // from files opened just after the page had its first, a test found)
+  const load = ++loadCount;
+  const sinusoidal = translating() && info.positions === 'sinusoidal', key = `${d.name}|${d.origin}|${load}`, of = info;
+  const draw = () => { if (load === loadCount) positions?.update(d.pe, sinusoidal, key, of); };
+  const drawPositions = () => (positions ? draw() : loadLate().then(draw));
   if (S.embed && S.view === 'positions') drawPositions();
   else if (!S.embed) whenShown(drawPositions);
 }
