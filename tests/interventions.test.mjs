@@ -182,6 +182,21 @@ test('patching a run at a time: the steps count every run and give what the whol
   for (let k = 0; k < NL * IDS.length + 2; k++) both.next();
   both.return();
   assert.equal(s.editCount, 0);
+  // the worker's sweeps (experiments.patch) have a session each, gone however the sweep ends:
+  // stopped before its first step (a cancel right after the request), part-way, or finished
+  const tok = { encode: () => corrupted.slice(1), display: (id) => String(id) };
+  const ex = createExperiments({ model: () => model, tokenizer: () => tok, session: () => null, translator: () => false, bos: () => IDS[0] });
+  const before = model.sessions.size;
+  ex.patch({ ids: IDS }, { corrupt: 'x', a: 3, b: 7 }).return();
+  assert.equal(model.sessions.size, before, 'stopped before its first step');
+  const part = ex.patch({ ids: IDS }, { corrupt: 'x', a: 3, b: 7 });
+  part.next(); part.next(); part.return();
+  assert.equal(model.sessions.size, before, 'stopped part-way');
+  const all = ex.patch({ ids: IDS }, { corrupt: 'x', a: 3, b: 7 });
+  let end;
+  while (!(end = all.next()).done);
+  assert.equal(model.sessions.size, before, 'finished');
+  assert.deepEqual(Array.from(end.value.z.data), Array.from(r.value.z.data), 'the worker\'s sweep is the same sweep');
   model.free();
 });
 

@@ -180,8 +180,10 @@ test('a long patching sweep: the page says how far it is, other views are answer
   await page.selectOption('#layer', '2');
   await page.waitForFunction(() => /layer 2/.test(document.getElementById('legend').textContent) && document.body.dataset.ready === 'true');
   assert.equal(await page.evaluate(() => document.body.dataset.patching), 'running', 'the sweep was still running');
-  await page.click('#patch-stop');
+  await page.focus('#patch-stop'); // (by keyboard: the focus goes to Run, not to the page)
+  await page.keyboard.press('Enter');
   assert.equal(await page.evaluate(() => document.body.dataset.patching), 'stopped');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'patch-run');
   assert.match(await page.textContent('#patch-status'), /^Stopped after [\d,]+ of [\d,]+ patched runs/);
   assert.equal(await page.isVisible('#patch-stop'), false);
   assert.equal(await page.isDisabled('#patch-run'), false);
@@ -198,5 +200,16 @@ test('a long patching sweep: the page says how far it is, other views are answer
   await page.fill('#prompt', `${text}Mr. Bennet`);
   await page.waitForFunction(() => document.body.dataset.patching === 'error');
   assert.match(await page.textContent('#patch-status'), /changed while the sweep ran/);
+  // another model while a sweep runs (the same files, opened from disk: nothing else of the state
+  // changes): the worker stops the sweep, and the panel does not stay "Running …"
+  await page.fill('#prompt', text);
+  await page.waitForFunction(() => !document.getElementById('patch-run').disabled);
+  await page.click('#patch-run');
+  await page.waitForFunction(() => document.body.dataset.patching === 'running');
+  const dir = fileURLToPath(new URL('../weights/austen/', import.meta.url));
+  await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => dir + f));
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'files' && document.body.dataset.ready === 'true', null, { timeout: 60000 });
+  assert.notEqual(await page.evaluate(() => document.body.dataset.patching), 'running');
+  assert.equal(await page.isVisible('#patch-stop'), false);
   assert.deepEqual(errors, []);
 });

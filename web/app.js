@@ -255,7 +255,7 @@ function runPatching() {
 /** Stop the sweep running, if any. */
 function stopPatching() {
   if (!patchView?.running) return;
-  worker.postMessage({ type: 'patch-cancel' });
+  worker.postMessage({ type: 'patch-cancel', id: patchId });
   patchAsked = null; // (its progress still on the way is not shown)
   patchView.stopped();
 }
@@ -372,24 +372,29 @@ function drawView(v) {
  * frame that shows the one before (so that it does not pay for that one's style and layout):
  * drawn in one task, the step-by-step, block, output, residual and intervention views made it
  * 250-450 ms long at 1024 tokens. A new view's parts replace those of the one before still
- * waiting (it holds all they would have drawn). A hidden page has no frames: there, a task each.
+ * waiting (it holds all they would have drawn).
  */
-let laterParts = [];
+let laterParts = [], laterScheduled = false;
 function drawLater(parts) {
-  const idle = !laterParts.length;
   laterParts = parts;
-  if (idle) next();
+  if (!laterScheduled) next();
   function next() {
+    laterScheduled = false;
     const part = laterParts.shift();
     try {
       part?.();
     } finally {
-      if (laterParts.length) {
-        if (document.hidden) setTimeout(next);
-        else requestAnimationFrame(() => setTimeout(next));
-      }
+      if (laterParts.length) { laterScheduled = true; afterFrame(next); }
     }
   }
+}
+/** fn in a task after the next frame; or after 100 ms if no frame comes first (a hidden page, an
+ * iframe off screen: they have no frames, and their views are still to be drawn). */
+function afterFrame(fn) {
+  let done = false;
+  const run = () => { if (!done) { done = true; setTimeout(fn); } };
+  requestAnimationFrame(run);
+  setTimeout(run, 100);
 }
 
 // What the first view need not wait for (deferred, declared above: the comparison panel's look for
@@ -560,6 +565,8 @@ function describeModel() {
 
 function onLoaded(d) {
   $('download-cancel').hidden = true;
+  stopPatching(); // (the worker stopped it for the new model)
+  laterParts = []; // (the parts of the last model's view are not drawn over the new one's)
   info = d.info;
   loaded = d;
   // first the state the model settles (where it came from, its default temperature, a layer and
@@ -860,7 +867,7 @@ function syncControls() {
  * 800 ms. Each later one is redrawn in the language of its turn, so a switch back meanwhile is
  * no harm.
  */
-let relabelQueue = [];
+let relabelQueue = [], relabelScheduled = false;
 function relabel() {
   const views = [
     ['positions-panel', () => positions?.relabel()], ['steps-panel', () => { stepsView?.relabel(); fillGlossary(); }],
@@ -887,10 +894,16 @@ function relabel() {
   drawHistory();
   for (const v of views) if (v.d === 0) v.fn();
   const later = views.filter((v) => v.d > 0).map((v) => v.fn);
-  const idle = !relabelQueue.length;
   relabelQueue = later; // (a switch before the last one's queue ran replaces it: all are redrawn anyway)
-  const after = (fn) => (document.hidden ? setTimeout(fn) : requestAnimationFrame(() => setTimeout(fn))); // (as drawLater)
-  if (idle && later.length) after(function next() { relabelQueue.shift()?.(); if (relabelQueue.length) after(next); });
+  if (!relabelScheduled && later.length) { relabelScheduled = true; afterFrame(nextRelabel); }
+}
+function nextRelabel() {
+  relabelScheduled = false;
+  try {
+    relabelQueue.shift()?.();
+  } finally {
+    if (relabelQueue.length) { relabelScheduled = true; afterFrame(nextRelabel); }
+  }
 }
 
 function fillModelMenu() {

@@ -237,8 +237,9 @@ export function createExperiments({ model, tokenizer, session, translator, bos =
         e.args = { clean: clean.length, corrupted: corrupted.length };
         throw e;
       }
-      const session = model().createSession();
       return (function* sweep() {
+        // (made here, not before: a generator stopped before its first step never runs its finally)
+        const session = model().createSession();
         try {
           const r = yield* iv.patchingSteps(session, { clean, corrupted, a, b });
           return {

@@ -28,7 +28,7 @@
 //
 // In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
-//      | patch {id, seq, corrupt, a, b} | patch-cancel; view and generate also carry ablate (the head
+//      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
 //      -> patch-progress {id, done, total} (patched runs) | patched {id, clean, corrupted, resid, z, ...}
@@ -890,15 +890,19 @@ async function tensorsOf(req) {
 
 /**
  * Activation patching on request (the "patching" view): the page's text is the clean prompt. A
- * sweep is a patched run per layer and position and per layer and head (12,300 runs for the GPT-2
- * small shape at 1024 tokens, minutes), so it runs in slices of SWEEP_SLICE_MS, each its own task:
- * the views asked for meanwhile are answered between them, the page hears how far it is after each
- * slice, and a 'patch-cancel', another sweep or another model stops it.
+ * sweep is a patched run per layer and position and per layer and head (12,432 runs for the GPT-2
+ * small shape at 1024 tokens, hours here), so it runs in slices of at least one run and about
+ * SWEEP_SLICE_MS, each its own task: the views asked for meanwhile are answered between them, the
+ * page hears how far it is after each slice, and a 'patch-cancel', another sweep or another model
+ * stops it. A cancel names the last sweep it stops: one still waiting in the queue behind other
+ * work (a generation, say) when it came is not started.
  */
 const SWEEP_SLICE_MS = 40;
 let sweep = null; // { id, steps }: the sweep running
+let cancelledUpTo = -Infinity; // the sweeps asked for with an id up to this one are not to run
 function patch(req) {
   stopSweep();
+  if (req.id <= cancelledUpTo) return;
   if (isTranslator()) throw new PageError('gpt-only', {}, 'activation patching works on GPT models only, for now');
   const seq = sequence(req.seq);
   const s = sweep = { id: req.id, steps: experiments.patch(seq, req) };
@@ -996,7 +1000,7 @@ onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
   if (data.type === 'cancel-load') { downloading?.abort(); return; }
-  if (data.type === 'patch-cancel') { stopSweep(); return; }
+  if (data.type === 'patch-cancel') { cancelledUpTo = Math.max(cancelledUpTo, data.id ?? -Infinity); stopSweep(); return; }
   if (data.type === 'view' && gen) {
     gen.look = data.look;
     gen.viewId = data.id;

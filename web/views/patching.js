@@ -5,7 +5,7 @@
 // metric of each; this module draws them as two heatmaps, coloured by how much of the clean
 // metric the patch gives back (0: the corrupted run, 1: the clean run), with each cell's exact value
 // on hover, focus or tap. Arrow keys move between cells.
-import { gate, el, num, divergingColour } from './common.js';
+import { gate, el, num, divergingColour, activeOf } from './common.js';
 import { t } from '../i18n.js';
 
 const NEUTRAL = [244, 245, 247]; // the page's --strip-mid when it has one (dark mode)
@@ -95,11 +95,15 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
     const left = total != null && done > 0 && elapsed >= 2 ? (elapsed * (total - done)) / done : null;
     status.textContent = t('iv.running', done, total, left);
   }
+  /** The sweep is over: Run as the setup allows, and the focus on it if it was on Stop (not lost
+   * to the page with the button hidden). */
   const idle = () => {
     busy = false;
     root.removeAttribute('aria-busy');
-    if (stop.contains(document.activeElement)) run.focus(); // (the focus stays near, not on a hidden button)
+    const hadFocus = stop.contains(activeOf(stop));
     stop.hidden = true;
+    describeSetup();
+    if (hadFocus) run.focus();
   };
   corrupt.addEventListener('input', () => onCorrupt(corrupt.value));
   const metric = () => onMetric([Number(tokA.value), Number(tokB.value)]);
@@ -175,7 +179,6 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
       idle();
       document.body.dataset.patching = 'stopped';
       status.textContent = progress.total == null ? '' : t('iv.stopped', progress.done, progress.total);
-      describeSetup();
     },
     done(r) {
       idle();
@@ -183,13 +186,11 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
       status.textContent = t('iv.ran');
       result = r;
       drawResult();
-      describeSetup();
     },
     error(message) {
       idle();
       document.body.dataset.patching = 'error';
       status.textContent = message;
-      describeSetup();
     },
     clear() { idle(); g.reset(); setup = null; result = null; root.replaceChildren(); note.textContent = ''; status.textContent = ''; },
     /** The prompts or the metric changed: the sweep shown is no longer theirs. */

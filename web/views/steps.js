@@ -12,6 +12,8 @@ const KEY_ROWS = 96;   // the key table lists at most this many keys (the larges
 const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
 const f = num, fp = numTerm;
 
+let sheets = 0; // (the sheets' class names: one count for every view, so that no two views' rules meet)
+
 export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
@@ -68,11 +70,21 @@ export function createSteps({ root, query, onQuery, onKey }) {
 
   /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
    * made a composited layer each, which at a few hundred rows froze the page. The image is named
-   * once, by a rule of a <style> (rule) for the class the strips share: as a custom property each
-   * strip's style read through var(), its data: URL was parsed again for every strip (at 1024
-   * tokens, 60 ms of style a redraw). Returns cell(r, name), a strip showing row r that reads out
-   * its values on hover like a canvas. */
-  let sheets = 0;
+   * once, by a rule (rule) for the class the strips share, put in the view's style sheet (see
+   * sheetRules): as a custom property each strip's style read through var(), its data: URL was
+   * parsed again for every strip (at 1024 tokens, 60 ms of style a redraw). Returns cell(r, name),
+   * a strip showing row r that reads out its values on hover like a canvas. */
+  /** The sheets' rules in a style sheet of the view's own, adopted by the document or the shadow
+   * root the view is in (a page whose content security policy refuses <style> elements still
+   * takes it); returns the nodes to put in the view instead, where there is no such sheet. */
+  const own = globalThis.CSSStyleSheet && 'replaceSync' in CSSStyleSheet.prototype ? new CSSStyleSheet() : null;
+  function sheetRules(text) {
+    const home = root.getRootNode();
+    if (!own || !('adoptedStyleSheets' in home)) return [el('style', {}, text)];
+    if (!home.adoptedStyleSheets.includes(own)) home.adoptedStyleSheets = [...home.adoptedStyleSheets, own];
+    own.replaceSync(text);
+    return [];
+  }
   function sheet(data, listed, n, scale) {
     const L = listed.length, values = new data.constructor(L * n);
     listed.forEach((j, r) => values.set(data.subarray(j * n, (j + 1) * n), r * n));
@@ -129,7 +141,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
     return stage(2, 'scoresTitle',
       formula(t('steps.scoresFormula', s.sqrtD, D)),
       note(t(s.causal ? 'steps.maskCausal' : 'steps.maskNone', s.kind)),
-      el('style', {}, kSheet.rule + vSheet.rule), // (in the view, so that it holds in a shadow root too)
+      ...sheetRules(kSheet.rule + vSheet.rule),
       el('div', { class: 'keys-scroll' }, table),
       el('div', { class: 'scalar', id: 'steps-scalar', 'aria-live': 'polite' }));
   }
