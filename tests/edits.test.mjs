@@ -275,6 +275,18 @@ test('patchingSweep: every cell is the patched run\'s metric, patching the whole
     assert.equal(s.editCount, 0);
   }
   assert.deepEqual(s.patchingSweep({ clean, corrupted, metric }).data, resid.data, 'and the next sweep runs');
+  // every cell against its patched run made by hand (the sweep runs none before the corrupted
+  // token, where a patch changes nothing, and patches a head's z from there on: the same numbers)
+  const rows = model.createSession({ capture: Array.from({ length: nl }, (_, l) => `blocks.${l}.hook_resid_pre`) });
+  rows.forward(clean);
+  for (let l = 0; l < nl; l++) {
+    const r = rows.tensor(`blocks.${l}.hook_resid_pre`).data;
+    for (let p = 0; p < prompt.length; p++) {
+      hand.clearEdits();
+      hand.edit({ hook: `blocks.${l}.hook_resid_pre`, op: 'replace', positions: [p], values: r.subarray(p * d, (p + 1) * d) });
+      assert.ok(Math.abs(resid.data[l * prompt.length + p] - metric(hand.logits())) < 1e-5, `resid_pre ${l}, ${p}`);
+    }
+  }
   model.free();
 });
 

@@ -161,7 +161,8 @@ test('patching a run at a time: the steps count every run and give what the whol
   const seen = [];
   let r;
   while (!(r = steps.next()).done) seen.push(r.value);
-  const total = NL * IDS.length + NL * H;
+  // the runs: none where the prompts still agree (positions 0 and 1), a head's z from position 2 on
+  const total = NL * (IDS.length - 2) + NL * H;
   assert.ok(seen.every((x) => x.total === total), 'the total is both sweeps\' runs');
   assert.deepEqual(seen.filter((x, k) => k === 0 || x.done !== seen[k - 1].done).map((x) => x.done), [...Array(total + 1).keys()], 'each run counted once, in order');
   const whole = iv.patching(model.createSession(), { clean: IDS, corrupted, a: 3, b: 7 });
@@ -169,6 +170,9 @@ test('patching a run at a time: the steps count every run and give what the whol
   assert.deepEqual(Array.from(r.value.z.data), Array.from(whole.z.data));
   assert.equal(r.value.clean, whole.clean);
   assert.equal(r.value.corrupted, whole.corrupted);
+  for (let l = 0; l < NL; l++) {
+    for (let p = 0; p < 2; p++) assert.equal(r.value.resid.data[l * IDS.length + p], Math.fround(r.value.corrupted), 'not run: the corrupted metric');
+  }
   // stopped part-way through a sweep: no edit is left in force, and the session still runs
   const sweep = s.patchingSweepSteps({ clean: IDS, corrupted, hook: 'resid_pre', metric: iv.logitDiff(3, 7) });
   for (let k = 0; k < 3; k++) sweep.next();

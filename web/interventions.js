@@ -192,7 +192,11 @@ export function* patchingSteps(session, { clean, corrupted, a, b }) {
   session.forward(clean);
   const cleanValue = metric(session.logits());
   const { n_layer: L, n_head: H } = session.model.info;
-  const total = L * clean.length + L * H;
+  // the runs of both sweeps (patchingSweepSteps runs none where the prompts still agree)
+  const T = clean.length;
+  let same = 0; // (the first position where the prompts differ)
+  while (same < T && clean[same] === corrupted[same]) same++;
+  const total = L * (T - same) + (same === T ? 0 : L * H);
   const sweeps = {};
   let before = 0;
   for (const hook of ['resid_pre', 'z']) {
@@ -205,7 +209,7 @@ export function* patchingSteps(session, { clean, corrupted, a, b }) {
     } finally {
       steps.return(); // (stopped early: the session is left with no edits)
     }
-    before += sweeps[hook].data.length;
+    before += hook === 'z' ? (same === T ? 0 : L * H) : L * (T - same);
   }
   const corruptedValue = metric(session.logits()); // the sweep leaves the session on the corrupted prompt
   return { clean: cleanValue, corrupted: corruptedValue, resid: sweeps.resid_pre, z: sweeps.z };

@@ -324,6 +324,13 @@ function checkInteger(value, what) {
 }
 
 /** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
+/** The first position where two prompts of one length differ (their length if nowhere). */
+function firstDifference(a, b) {
+  let k = 0;
+  while (k < a.length && a[k] === b[k]) k++;
+  return k;
+}
+
 function show(value) {
   if (value !== null && typeof value === 'object') return ArrayBuffer.isView(value) ? `a ${value.constructor.name}` : Array.isArray(value) ? 'an array' : 'an object';
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);
@@ -1047,6 +1054,12 @@ class Session {
    * clean run's values into the corrupted run and read `metric(logits)` of its last position (for
    * example the logit difference of two tokens). This session runs the corrupted prompt and is
    * left with it and no edits. Returns { shape: [n_layer, positions or heads], data }.
+   *
+   * The two prompts agree up to their first token that differs, and so do their activations there
+   * (each position sees only those before it): a patch at those positions changes nothing. So
+   * their resid_pre cells are the corrupted run's own metric, not run again, and a head's z is
+   * patched from that position on. The same numbers, without the runs that cannot change them
+   * (at 1024 tokens, the costliest: a patch at position p reruns every position from p on).
    */
   patchingSweep(options) {
     const steps = this.patchingSweepSteps(options);
@@ -1084,14 +1097,26 @@ class Session {
     this.forward(x);
     const T = x.length, width = hook === 'z' ? nh : T;
     const data = new Float32Array(nl * width);
-    yield { done: 0, total: nl * width }; // (the clean and corrupted runs are done)
+    const same = firstDifference(c, x); // (positions before it: the same in both runs)
+    const skip = (k) => (hook === 'z' ? same === T : k < same); // a patch that changes nothing
+    const finite = (value, l, k) => {
+      if (typeof value === 'number' && Number.isFinite(value)) return value;
+      throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
+    };
+    let done = 0, plain; // plain: the corrupted run's metric, a skipped cell's (read when first needed)
+    const total = nl * (hook === 'z' ? (same === T ? 0 : nh) : T - same);
+    yield { done, total }; // (the clean and corrupted runs are done)
     for (let l = 0; l < nl; l++) {
       for (let k = 0; k < width; k++) {
+        if (skip(k)) {
+          data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
+          continue;
+        }
         if (hook === 'z') {
-          // head k at every position: its d_head values of each row, positions outer
-          const values = new Float32Array(T * dh);
-          for (let p = 0; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), p * dh);
-          this.edit({ hook: name(l), op: 'replace', positions: [...Array(T).keys()], heads: [k], values });
+          // head k at the positions from the first that differs: its d_head values of each row
+          const values = new Float32Array((T - same) * dh);
+          for (let p = same; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), (p - same) * dh);
+          this.edit({ hook: name(l), op: 'replace', positions: Array.from({ length: T - same }, (_, i) => same + i), heads: [k], values });
         } else {
           this.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
         }
@@ -1101,11 +1126,8 @@ class Session {
         } finally {
           this.clearEdits();
         }
-        if (typeof value !== 'number' || !Number.isFinite(value)) {
-          throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
-        }
-        data[l * width + k] = value;
-        yield { done: l * width + k + 1, total: nl * width };
+        data[l * width + k] = finite(value, l, k);
+        yield { done: ++done, total };
       }
     }
     return { shape: [nl, width], data };

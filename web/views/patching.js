@@ -81,6 +81,8 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
   let setup = null, result = null, busy = false, maps = [];
   let started = 0, progress = { done: 0, total: null }; // the sweep running: since when, how far
   stop.addEventListener('click', () => { if (busy) onStop(); });
+  /** How many positions the two prompts agree on before they first differ (see patchingSweep). */
+  const agreeing = (r) => { const k = r?.diff?.indexOf(true) ?? -1; return k < 0 ? (r?.diff?.length ?? 0) : k; };
   /** A sweep is running: done of total patched runs (total null: not yet known). */
   function running(done, total) {
     if (!busy) started = performance.now();
@@ -183,7 +185,7 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
     done(r) {
       idle();
       document.body.dataset.patching = 'done';
-      status.textContent = t('iv.ran');
+      status.textContent = t('iv.ran', agreeing(r));
       result = r;
       drawResult();
     },
@@ -195,7 +197,7 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
     clear() { idle(); g.reset(); setup = null; result = null; root.replaceChildren(); note.textContent = ''; status.textContent = ''; },
     /** The prompts or the metric changed: the sweep shown is no longer theirs. */
     clearResult() { if (!result || busy) return; result = null; root.replaceChildren(); status.textContent = ''; },
-    relabel() { describeSetup(); if (result) drawResult(); if (busy) running(progress.done, progress.total); else if (result) status.textContent = t('iv.ran'); },
+    relabel() { describeSetup(); if (result) drawResult(); if (busy) running(progress.done, progress.total); else if (result) status.textContent = t('iv.ran', agreeing(result)); },
     get key() { return setup?.key ?? null; },
     get setup() { return setup; },
   };
