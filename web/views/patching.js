@@ -85,7 +85,9 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
   const agreeing = (r) => { const k = r?.diff?.indexOf(true) ?? -1; return k < 0 ? (r?.diff?.length ?? 0) : k; };
   /** A sweep is running: done of total patched runs (total null: not yet known). */
   function running(done, total) {
-    if (!busy) started = performance.now();
+    // the pace is timed from the first progress (done 0: the clean and corrupted runs, two whole
+    // passes, are behind it), not from the click: counted in, they made the first estimate hours
+    if (!busy || (done === 0 && total != null)) started = performance.now();
     busy = true;
     progress = { done, total };
     run.disabled = true;
