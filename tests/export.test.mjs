@@ -256,6 +256,12 @@ test('the tensors as .npz and JSON: every hook of the layer by name and shape, t
   await page.waitForFunction(() => /values, more than a JSON file takes here \(100\): export them as \.npz/.test(document.getElementById('export-status').textContent));
   assert.match(await page.textContent('#export-status'), new RegExp(`^These tensors hold ${values.toLocaleString('en')} values`));
   await page.evaluate(() => { delete globalThis.lanternJsonMax; });
+  // a model from loose files is called "files" in the name, not by the list of its files
+  const dir = fileURLToPath(new URL('./fixtures/gpt2-tiny/', import.meta.url));
+  await page.setInputFiles('#files', ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => dir + f));
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'files' && document.body.dataset.ready === 'true', null, { timeout: 60000 });
+  if (!(await page.evaluate(() => document.getElementById('export-menu').open))) await openExportMenu(page);
+  assert.equal((await exported(page, '#export-npz')).name, `lantern-files-layer${layer}.npz`);
 
   // with a head ablated (zeroed), the export is of the ablated model, and says so
   const ablated = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(PROMPT)}&layer=${layer}&head=2&lang=en&engine=strict&ablate=${layer}.2z`);

@@ -20,7 +20,10 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
   const status = (text) => { $('export-status').textContent = text; };
   const slug = (s) => String(s).replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'model';
   const modelName = () => (S.model === 'url' ? S.modelUrl : S.model === 'files' ? (S.filesName || 'files') : S.model);
-  const fileBase = () => `lantern-${slug(S.model === 'url' ? S.modelUrl.replace(/^https?:\/\/|\/resolve\/.*$/g, '') : modelName())}`;
+  // a model from loose files is named by their list ("config.json, model.safetensors, ..."): its
+  // files are called after none of it (a folder's name is kept)
+  const fileBase = () => `lantern-${slug(S.model === 'url' ? S.modelUrl.replace(/^https?:\/\/|\/resolve\/.*$/g, '')
+    : S.model === 'files' && /(^|, )config\.json(, |$)/.test(S.filesName ?? '') ? 'files' : modelName())}`;
 
   /** The panels on screen that can be exported, by their titles. */
   function fillViews() {
