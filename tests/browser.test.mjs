@@ -520,6 +520,11 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   await openSteps(page);
   assert.equal(await page.getAttribute('#steps', 'data-query'), '4');
   assert.equal(await page.inputValue('#steps-query'), '4');
+  // the position menu holds the shown position alone until it is used, then every position
+  assert.equal(await page.$eval('#steps-query', (e) => e.options.length), 1);
+  await page.focus('#steps-query');
+  assert.deepEqual(await page.$eval('#steps-query', (e) => [...e.options].map((o) => o.textContent)), Array.from(tok.encode(prompt), (_, i) => `${i}: ${tok.display(tok.encode(prompt)[i])}`.slice(0, `${i}: `.length + 24)));
+  assert.equal(await page.inputValue('#steps-query'), '4');
   // the engine in Node, one pass over the same tokens
   const s = model.createSession({ capture: 'blocks.1.*' });
   s.forward(ids);

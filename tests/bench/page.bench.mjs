@@ -311,9 +311,12 @@ async function interactions(page, model, settleMs, budgetMs) {
 async function panels(page, model, settleMs) {
   const target = `no task > ${TASK_TARGET} ms`;
   const scroll = (sel) => () => page.evaluate((s) => document.querySelector(s).scrollIntoView({ block: 'start' }), sel);
-  /** the option at fraction f of a select (another than its value), set as a person's choice is */
+  /** the option at fraction f of a select (another than its value), set as a person's choice is
+   * (pressed first: a position menu makes its options then) */
   const choose = (sel, f) => () => page.evaluate(([s, f]) => {
-    const e = document.querySelector(s), all = [...e.options].map((o) => o.value);
+    const e = document.querySelector(s);
+    e.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+    const all = [...e.options].map((o) => o.value);
     if (!all.length) throw new Error(`${s} has no options`);
     let v = all[Math.min(all.length - 1, Math.floor(f * (all.length - 1)))];
     if (v === e.value) v = all[(all.indexOf(v) + 1) % all.length];

@@ -100,23 +100,38 @@ export function el(tag, props = {}, ...children) {
 }
 
 /**
- * A menu of the token positions (one option a token, up to 4096), selecting pos. Its options are
- * made again only when the tokens change: at 1024 tokens that is a thousand nodes, and about eight
- * such menus redrawn with every view made each change of a select cost a long task.
+ * A menu of the token positions (one option a token, up to 4096), selecting pos. It holds the
+ * selected position's option alone until it is about to be used (focused, or pressed: the mouse,
+ * a finger), and then all of them, made again only when the tokens change. At 1024 tokens a
+ * menu's options are a thousand nodes: about eight such menus made with their views cost 12-25
+ * ms each, and their 8,000 options a share of every restyle of the page.
  */
-const menuOf = new WeakMap(); // select -> the tokens its options were made from
+const menuOf = new WeakMap(); // select -> { labels: the options' texts, full: all of them made }
 export function positionMenu(select, tokens, pos) {
-  const shown = Math.min(tokens.length, 4096);
-  const label = (i) => `${i}: ${(tokens[i]?.text ?? '').slice(0, 24)}`;
-  const made = menuOf.get(select);
-  let same = made && made.length === shown && select.options.length === shown;
-  for (let i = 0; same && i < shown; i++) same = made[i] === label(i);
-  if (!same) {
-    const labels = Array.from({ length: shown }, (_, i) => label(i));
-    select.replaceChildren(...labels.map((text, i) => new Option(text, String(i), false, i === pos)));
-    menuOf.set(select, labels);
+  let m = menuOf.get(select);
+  if (!m) {
+    menuOf.set(select, m = { labels: [], full: false });
+    const fill = () => fillMenu(select, m);
+    select.addEventListener('focus', fill);
+    select.addEventListener('pointerdown', fill);
   }
-  if (select.value !== String(pos)) select.value = String(pos);
+  const shown = Math.min(tokens.length, 4096);
+  const labels = Array.from({ length: shown }, (_, i) => `${i}: ${(tokens[i]?.text ?? '').slice(0, 24)}`);
+  if (labels.length !== m.labels.length || labels.some((text, i) => text !== m.labels[i])) { m.labels = labels; m.full = false; }
+  if (select.options.length !== labels.length) m.full = false; // (emptied by a view's clear())
+  if (m.full) {
+    if (select.value !== String(pos)) select.value = String(pos);
+  } else if (select.options.length !== 1 || select.value !== String(pos) || select.options[0].text !== labels[pos]) {
+    select.replaceChildren(...(pos >= 0 && pos < shown ? [new Option(labels[pos], String(pos), true, true)] : []));
+  }
+  if (activeOf(select) === select) fillMenu(select, m); // (in use: its options stay there)
+}
+function fillMenu(select, m) {
+  if (m.full) return;
+  const pos = select.value;
+  select.replaceChildren(...m.labels.map((text, i) => new Option(text, String(i), false, String(i) === pos)));
+  select.value = pos;
+  m.full = true;
 }
 
 /** A floating readout for root's canvases: a canvas with readout(x, y) (0..1 across and down)
