@@ -239,7 +239,7 @@ function describeEdits(n = editsShown) {
 const headDims = () => (info && !translating() ? { L: info.n_layer, H: info.n_head } : null);
 // activation patching runs on request, in the worker (its own message: it may take a while, and
 // the page stays live and says how far it is)
-let patchId = 1e9, patchAsked = null;
+let patchId = 1e9; // the last sweep asked for: its messages are the ones shown while the panel says it runs
 const patchRequest = () => {
   const setup = patchView?.setup;
   return { seq: seq(), corrupt: S.corrupt ?? setup.corruptText, a: S.metric?.[0] ?? setup.a, b: S.metric?.[1] ?? setup.b };
@@ -248,24 +248,18 @@ function runPatching() {
   const setup = patchView?.setup;
   if (!info || !setup || setup.gptOnly) return;
   patchView.busy(0, null);
-  const req = patchRequest();
-  patchAsked = JSON.stringify(req);
-  worker.postMessage({ type: 'patch', id: ++patchId, ...req });
+  worker.postMessage({ type: 'patch', id: ++patchId, ...patchRequest() });
 }
 /** Stop the sweep running, if any. */
 function stopPatching() {
   if (!patchView?.running) return;
   worker.postMessage({ type: 'patch-cancel', id: patchId });
-  patchAsked = null; // (its progress still on the way is not shown)
-  patchView.stopped();
+  patchView.stopped(); // (so its progress still on the way is not shown)
 }
-const patchProgress = (d) => { if (d.id === patchId && patchAsked != null) patchView?.busy(d.done, d.total); };
-/** A sweep is drawn only if the prompts and the metric are still the ones it ran on. */
-function onPatched(d) {
-  if (d.id !== patchId || patchAsked == null) return; // (stopped, or superseded)
-  patchAsked = null;
-  patchView?.done(d);
-}
+/** A message of the sweep the panel says is running (not of one stopped, or superseded). */
+const ours = (d) => d.id === patchId && patchView?.running;
+const patchProgress = (d) => { if (ours(d)) patchView.busy(d.done, d.total); };
+function onPatched(d) { if (ours(d)) patchView.done(d); }
 
 function drawOutput(v) {
   if (!outputView) return; // (its module is not there yet: asked for again once it is)
@@ -349,7 +343,7 @@ function drawView(v) {
   const full = !translating() && v.T >= v.nCtx;
   if (full && $('speed').dataset.full !== 'true') setSpeed(() => t('contextFull', v.nCtx));
   $('speed').dataset.full = String(full);
-  // the views further down, each in a task of its own (see drawLater); then the page is ready
+  // the views further down, each in a task of its own (see frameQueue); then the page is ready
   const parts = [];
   if (v.steps && stepsView) {
     parts.push(() => {
@@ -364,30 +358,38 @@ function drawView(v) {
   parts.push(() => learn.drawn(v));
   if (v.interv) parts.push(() => drawInterventions(v));
   parts.push(() => { document.body.dataset.ready = 'true'; shown(); });
-  drawLater(parts);
+  viewParts.run(parts, { now: true });
 }
 
 /**
- * Draw the parts of a view in order, the first now and each other in a task of its own after the
- * frame that shows the one before (so that it does not pay for that one's style and layout):
- * drawn in one task, the step-by-step, block, output, residual and intervention views made it
- * 250-450 ms long at 1024 tokens. A new view's parts replace those of the one before still
- * waiting (it holds all they would have drawn).
+ * Drawing done a piece a task, each piece after the frame that shows the one before (so that it
+ * does not pay for that one's style and layout): drawn in one task, the step-by-step, block,
+ * output, residual and intervention views made it 250-450 ms long at 1024 tokens, and a language
+ * switch's redraw of every view 300-800 ms. run(pieces) replaces the pieces still waiting (the
+ * newest hold all they would have drawn); with now, the first is drawn at once.
  */
-let laterParts = [], laterScheduled = false;
-function drawLater(parts) {
-  laterParts = parts;
-  if (!laterScheduled) next();
+function frameQueue() {
+  let waiting = [], scheduled = false;
   function next() {
-    laterScheduled = false;
-    const part = laterParts.shift();
+    scheduled = false;
     try {
-      part?.();
+      waiting.shift()?.();
     } finally {
-      if (laterParts.length) { laterScheduled = true; afterFrame(next); }
+      if (waiting.length) { scheduled = true; afterFrame(next); }
     }
   }
+  return {
+    run(pieces, { now = false } = {}) {
+      waiting = pieces;
+      if (scheduled || !waiting.length) return;
+      if (now) next();
+      else { scheduled = true; afterFrame(next); }
+    },
+    clear() { waiting = []; },
+  };
 }
+const viewParts = frameQueue(); // the views below the first screen (drawView)
+const relabelParts = frameQueue(); // the views far from the screen, in a new language (relabel)
 /** fn in a task after the next frame; or after 100 ms if no frame comes first (a hidden page, an
  * iframe off screen: they have no frames, and their views are still to be drawn). */
 function afterFrame(fn) {
@@ -423,7 +425,7 @@ function drawHistory() {
 /** After an error the views hold nothing stale: they are cleared until the next good view. */
 function clearViews() {
   view = null;
-  laterParts = []; // (nothing of the view before is drawn after this)
+  viewParts.clear(); // (nothing of the view before is drawn after this)
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
   stepsView?.clear();
   describeSteps();
@@ -524,7 +526,7 @@ function onError(d) {
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
-  if (d.during === 'patch') { if (d.id === patchId && patchAsked != null) { patchAsked = null; patchView?.error(message); } return; }
+  if (d.during === 'patch') { if (ours(d)) patchView.error(message); return; }
   if (d.during === 'load' && pendingUrl) { urlFailed(d, message); return; }
   if (d.during === 'load-files') {
     refusedFilesName = d.code === 'unused-tensors' ? pendingFilesName : null;
@@ -566,7 +568,7 @@ function describeModel() {
 function onLoaded(d) {
   $('download-cancel').hidden = true;
   stopPatching(); // (the worker stopped it for the new model)
-  laterParts = []; // (the parts of the last model's view are not drawn over the new one's)
+  viewParts.clear(); // (the parts of the last model's view are not drawn over the new one's)
   info = d.info;
   loaded = d;
   // first the state the model settles (where it came from, its default temperature, a layer and
@@ -862,12 +864,10 @@ function syncControls() {
 }
 
 /**
- * The page in a new language. The views near the screen are redrawn in this task, the others one
- * a task after it (each after a frame), nearest first: at 1024 tokens redrawing them all at once was a task of 300 to
- * 800 ms. Each later one is redrawn in the language of its turn, so a switch back meanwhile is
- * no harm.
+ * The page in a new language. The views near the screen are redrawn in this task, the others a
+ * task each after it (see frameQueue), nearest first. Each later one is redrawn in the language
+ * of its turn, so a switch back meanwhile is no harm.
  */
-let relabelQueue = [], relabelScheduled = false;
 function relabel() {
   const views = [
     ['positions-panel', () => positions?.relabel()], ['steps-panel', () => { stepsView?.relabel(); fillGlossary(); }],
@@ -893,17 +893,7 @@ function relabel() {
   }
   drawHistory();
   for (const v of views) if (v.d === 0) v.fn();
-  const later = views.filter((v) => v.d > 0).map((v) => v.fn);
-  relabelQueue = later; // (a switch before the last one's queue ran replaces it: all are redrawn anyway)
-  if (!relabelScheduled && later.length) { relabelScheduled = true; afterFrame(nextRelabel); }
-}
-function nextRelabel() {
-  relabelScheduled = false;
-  try {
-    relabelQueue.shift()?.();
-  } finally {
-    if (relabelQueue.length) { relabelScheduled = true; afterFrame(nextRelabel); }
-  }
+  relabelParts.run(views.filter((v) => v.d > 0).map((v) => v.fn));
 }
 
 function fillModelMenu() {

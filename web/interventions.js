@@ -201,15 +201,17 @@ export function* patchingSteps(session, { clean, corrupted, a, b }) {
   let before = 0;
   for (const hook of ['resid_pre', 'z']) {
     const steps = session.patchingSweepSteps({ clean, corrupted, hook, metric });
+    let runs = 0; // (this sweep's, as it counts them)
     try {
       for (let r = steps.next(); ; r = steps.next()) {
         if (r.done) { sweeps[hook] = { shape: r.value.shape, data: r.value.data }; break; }
+        runs = r.value.total;
         yield { done: before + r.value.done, total };
       }
     } finally {
       steps.return(); // (stopped early: the session is left with no edits)
     }
-    before += hook === 'z' ? (same === T ? 0 : L * H) : L * (T - same);
+    before += runs;
   }
   const corruptedValue = metric(session.logits()); // the sweep leaves the session on the corrupted prompt
   return { clean: cleanValue, corrupted: corruptedValue, resid: sweeps.resid_pre, z: sweeps.z };

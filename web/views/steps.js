@@ -68,12 +68,6 @@ export function createSteps({ root, query, onQuery, onKey }) {
       note(t('steps.qkvNote', D, s.H, s.M)), ...gqa);
   }
 
-  /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
-   * made a composited layer each, which at a few hundred rows froze the page. The image is named
-   * once, by a rule (rule) for the class the strips share, put in the view's style sheet (see
-   * sheetRules): as a custom property each strip's style read through var(), its data: URL was
-   * parsed again for every strip (at 1024 tokens, 60 ms of style a redraw). Returns cell(r, name),
-   * a strip showing row r that reads out its values on hover like a canvas. */
   /** The sheets' rules in a style sheet of the view's own, adopted by the document or the shadow
    * root the view is in (a page whose content security policy refuses <style> elements still
    * takes it); returns the nodes to put in the view instead, where there is no such sheet. */
@@ -85,6 +79,12 @@ export function createSteps({ root, query, onQuery, onKey }) {
     own.replaceSync(text);
     return [];
   }
+  /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
+   * made a composited layer each, which at a few hundred rows froze the page. The image is named
+   * once, by a rule (rule) for the class the strips share, put in the view's style sheet (see
+   * sheetRules): as a custom property each strip's style read through var(), its data: URL was
+   * parsed again for every strip (at 1024 tokens, 60 ms of style a redraw). Returns cell(r, name),
+   * a strip showing row r that reads out its values on hover like a canvas. */
   function sheet(data, listed, n, scale) {
     const L = listed.length, values = new data.constructor(L * n);
     listed.forEach((j, r) => values.set(data.subarray(j * n, (j + 1) * n), r * n));

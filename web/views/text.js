@@ -27,9 +27,19 @@ export function createText({ prose, chips, targetChips, translation, done, info,
     e.tabIndex = -1;
     e.textContent = tok.text;
     e.dataset.pos = i;
+    word(e, tok, i, where);
+    return e;
+  }
+  /** A chip's words (its title and label), in the page's language. */
+  function word(e, tok, i, where) {
     e.title = title(tok, i, where);
     e.setAttribute('aria-label', `${tok.text}: ${e.title}`);
-    return e;
+  }
+  /** The notice of tokens outside the vocabulary, if any. */
+  function sayUnknown(view) {
+    const unknown = (view.srcTokens ?? view.tokens).filter((tok) => tok.unk);
+    notice.hidden = unknown.length === 0;
+    if (unknown.length) notice.textContent = t('unknownNotice', unknown.length, unknown[0].text);
   }
 
   function piece(text, tok, i) {
@@ -99,9 +109,7 @@ export function createText({ prose, chips, targetChips, translation, done, info,
       done.hidden = true;
     }
     drawProse(view);
-    const unknown = (view.srcTokens ?? view.tokens).filter((tok) => tok.unk);
-    notice.hidden = unknown.length === 0;
-    if (unknown.length) notice.textContent = t('unknownNotice', unknown.length, unknown[0].text);
+    sayUnknown(view);
     navSrc.restore(Math.min(navSrc.index, chips.children.length - 1));
     navTgt.restore(Math.min(navTgt.index, targetChips.children.length - 1));
   }
@@ -142,15 +150,9 @@ export function createText({ prose, chips, targetChips, translation, done, info,
     relabel() {
       if (!v) return;
       if (v.mode === 'translate') { g.reset(); g.run('relabel', () => draw(v)); return; }
-      shownTokens.forEach((tok, i) => {
-        const e = chips.children[i];
-        if (!e) return;
-        e.title = title(tok, i, '');
-        e.setAttribute('aria-label', `${tok.text}: ${e.title}`);
-      });
+      shownTokens.forEach((tok, i) => { if (chips.children[i]) word(chips.children[i], tok, i, ''); });
       shownParts.forEach((p, j) => { if (prose.children[j]) prose.children[j].title = title(p.tok, p.i, ''); });
-      const unknown = v.tokens.filter((tok) => tok.unk);
-      if (unknown.length) notice.textContent = t('unknownNotice', unknown.length, unknown[0].text);
+      sayUnknown(v);
     },
   };
 }
