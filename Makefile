@@ -30,7 +30,8 @@ WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_m
   lt_session_list_tensors ltw_tokenizer_load lt_tokenizer_free lt_tokenizer_n_vocab lt_tokenizer_kind \
   lt_tokenizer_token_id ltw_tokenizer_encode ltw_tokenizer_decode ltw_tokenizer_token_display \
   lt_session_encode lt_session_n_src lt_session_src_tokens ltw_model_tensor ltw_session_add_edit \
-  lt_session_clear_edits lt_session_n_edits lt_session_logit_lens lt_session_logit_attribution
+  lt_session_clear_edits lt_session_n_edits lt_session_defer_reruns lt_session_rerun_layers \
+  lt_session_logit_lens lt_session_logit_attribution
 comma := ,
 empty :=
 space := $(empty) $(empty)

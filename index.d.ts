@@ -227,7 +227,7 @@ export class Session {
   readonly editCount: number;
   /** The logit lens at one row of the last pass (default: its last), [n_layer + 1, n_vocab]. */
   logitLens(options?: { row?: number }): { shape: number[]; data: Float32Array };
-  /** Activation patching swept over layers and positions (resid_pre) or layers and heads (z). */
+  /** Activation patching swept over layers and positions (resid_pre) or layers and heads (z). Decoder-only models. */
   patchingSweep(options: { clean: ArrayLike<number> | Iterable<number>; corrupted: ArrayLike<number> | Iterable<number>;
     hook?: 'resid_pre' | 'z'; metric: (logits: Float32Array) => number }): { shape: number[]; data: Float32Array };
   /** The same sweep a patched run at a time: yields { done, total } after each run, returns the

@@ -50,7 +50,10 @@ void lt_defer_logits(lt_pass *p, const float *x, int32_t rows) {
 }
 
 int32_t lt_last_layer_from(lt_pass *p, int32_t n, int32_t first, int32_t last, int32_t tail) {
-    if (n < 2 || p->n_edits) return 0;
+    if (n < 2) return 0;
+    /* an edit of those hooks in the last layer is applied at its rows' positions: every row */
+    for (int32_t i = 0; i < p->n_edits; i++)
+        if (p->edits[i].layer == p->model->n_layer - 1 && p->edits[i].hook >= first && p->edits[i].hook <= last) return 0;
     for (int32_t h = first; h <= last; h++)
         if (lt_capture(p, h, p->model->n_layer - 1)) return 0;
     for (int32_t h = tail; h <= p->model->hook_logits; h++)

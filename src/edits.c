@@ -61,6 +61,7 @@ static int32_t check_list(const int32_t *list, int32_t n, int32_t limit, const c
 /* Rerun the positions from `from` on of the n tokens ids (encoding the source again first if
  * `encode`), so the KV cache, logits and captures hold what the edits now in force give. */
 static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n, bool encode) {
+    if (s->defer_reruns) return LT_OK;
     if (encode && s->pass.n_src) {
         int32_t *src = copy_ints(s->pass.src_tokens, s->pass.n_src);
         if (!src) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -182,6 +183,21 @@ int32_t lt_session_clear_edits(lt_session *s) {
     if (!ids) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
     lt_edits_free(s);
     const int32_t rc = rerun(s, from, ids, n, encode);
+    free(ids);
+    return rc;
+}
+
+int32_t lt_session_defer_reruns(lt_session *s, int32_t defer) {
+    if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "defer reruns: no session");
+    if (defer || !s->defer_reruns) {
+        s->defer_reruns = defer != 0;
+        return LT_OK;
+    }
+    s->defer_reruns = false;
+    const int32_t n = s->pass.n_past;
+    int32_t *ids = copy_ints(s->tokens, n);
+    if (!ids) return lt_fail(LT_ERR_OUT_OF_MEMORY, "out of memory");
+    const int32_t rc = rerun(s, 0, ids, n, true); /* the source encoded again too, if one is held */
     free(ids);
     return rc;
 }

@@ -471,6 +471,10 @@ struct lt_pass {
      * final-norm rows here and unembeds only its last row (the next-token logits). */
     float *final_rows;      /* (final_cap rows, d_model) the last pass's final-norm output */
     int32_t logits_pending; /* rows of final_rows whose logits the "logits" slot still lacks */
+    /* a pass that starts at a later layer (lt_session_rerun_layers): that layer and the rows of
+     * the residual stream entering it; 0 and NULL in a pass from the tokens */
+    int32_t from_layer;
+    const float *from_x;
 };
 
 struct lt_session {
@@ -485,6 +489,7 @@ struct lt_session {
     int32_t final_cap;      /* rows pass.final_rows holds */
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;
+    bool defer_reruns;      /* edits set or cleared are not run until deferring ends (lt_session_defer_reruns) */
 };
 
 /* x = act(x) over n values: the activation config.json chose (shared by every family but the
@@ -526,6 +531,9 @@ void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const f
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
  * in any stored kind, as f32. */
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
+/* The first layer a decoder's pass of n rows runs: 0, where the family embeds the tokens; in a
+ * pass started at a later layer (lt_session_rerun_layers), that layer, its n rows copied into x. */
+int32_t lt_pass_start(const lt_pass *p, float *x, int32_t n);
 /* Scaled dot-product attention (kernels.h), split by heads; scratch: p->att_row and p->att_kv. */
 struct lt_attn_dims;
 void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,
@@ -586,7 +594,8 @@ void lt_output_tail(lt_pass *p, float *out, const float *x, int32_t n, const lt_
 /* The first row a decoder's last layer needs past its keys and values. A pass keeps only its
  * last row's logits (lt_output_tail), so from that layer's attention on the other rows feed
  * nothing kept unless one of its hooks first .. last, or a hook from tail to the logits, is
- * captured, or an edit is in force: then every row (0), else the last (n - 1). Each row's numbers
+ * captured, or one of those hooks of the last layer is edited: then every row (0), else the last
+ * (n - 1). Each row's numbers
  * are the same either way: rows are independent from attention on, and every kernel computes a
  * row alike however many rows it takes. */
 int32_t lt_last_layer_from(lt_pass *p, int32_t n, int32_t first, int32_t last, int32_t tail);

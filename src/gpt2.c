@@ -182,17 +182,19 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     const size_t nd = (size_t)n * d;
     float *x = p->x, *xn = p->xn, *qkv = p->qkv, *z = p->z, *tmp = p->tmp, *h = p->h;
 
-    /* embeddings: x = wte[id] + wpe[pos] */
-    lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(p, LT_H_EMBED, 0, x, n, d, 0, d);
-    const float *pe = m->wpe + (size_t)p0 * d;
-    if (p->n_edits) { /* the position rows are the model's: edit a copy */
-        memcpy(tmp, pe, nd * sizeof(float));
-        lt_edit_rows_at(p, LT_H_POS_EMBED, 0, tmp, n, d, 0, p0);
-        pe = tmp;
+    const int32_t l0 = lt_pass_start(p, x, n);
+    if (!l0) { /* embeddings: x = wte[id] + wpe[pos] */
+        lt_embed_rows(x, &m->wte, ids, n, d);
+        lt_hook_rows(p, LT_H_EMBED, 0, x, n, d, 0, d);
+        const float *pe = m->wpe + (size_t)p0 * d;
+        if (p->n_edits) { /* the position rows are the model's: edit a copy */
+            memcpy(tmp, pe, nd * sizeof(float));
+            lt_edit_rows_at(p, LT_H_POS_EMBED, 0, tmp, n, d, 0, p0);
+            pe = tmp;
+        }
+        lt_capture_rows(p, LT_H_POS_EMBED, 0, pe, n, d, 0, d);
+        lt_k_add(x, pe, (int64_t)nd);
     }
-    lt_capture_rows(p, LT_H_POS_EMBED, 0, pe, n, d, 0, d);
-    lt_k_add(x, pe, (int64_t)nd);
 
     lt_attn_dims ad = {
         .n_q = n, .n_kv = n_kv, .n_head = m->n_head, .d_head = m->d_head,
@@ -200,7 +202,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = NULL,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_H_ATTN_SCORES, LT_H_RESID_POST, LT_H_LN_FINAL_SCALE);
-    for (int32_t l = 0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < m->n_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
         lt_hook_rows(p, LT_H_RESID_PRE, l, x, n, d, 0, d);

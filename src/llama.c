@@ -289,15 +289,18 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     float *q = p->qkv, *k = q + nd, *v = k + (size_t)n * dkv; /* [n, d], [n, dkv], [n, dkv] */
     float *gate = p->h, *up = p->h + (size_t)n * f;            /* [n, d_mlp] each */
 
-    lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(p, LT_L_EMBED, 0, x, n, d, 0, d);
+    const int32_t l0 = lt_pass_start(p, x, n);
+    if (!l0) {
+        lt_embed_rows(x, &m->wte, ids, n, d);
+        lt_hook_rows(p, LT_L_EMBED, 0, x, n, d, 0, d);
+    }
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL, .kv_stride = dkv,
         .group = group,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_L_ATTN_SCORES, LT_L_RESID_POST, LT_L_LN_FINAL_SCALE);
-    for (int32_t l = 0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < m->n_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * dkv, *vc = p->v_cache + (size_t)l * m->n_ctx * dkv;
         lt_hook_rows(p, LT_L_RESID_PRE, l, x, n, d, 0, d);

@@ -248,14 +248,17 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     float *x = p->x, *xn = p->xn, *z = p->z, *tmp = p->tmp, *qkv = p->qkv; /* qkv: [n, n_head, 3, d_head] */
     float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
 
-    lt_embed_rows(x, &m->wte, ids, n, d);
-    lt_hook_rows(p, LT_N_EMBED, 0, x, n, d, 0, d);
+    const int32_t l0 = lt_pass_start(p, x, n);
+    if (!l0) {
+        lt_embed_rows(x, &m->wte, ids, n, d);
+        lt_hook_rows(p, LT_N_EMBED, 0, x, n, d, 0, d);
+    }
     lt_attn_dims ad = {
         .n_q = n, .n_kv = p0 + n, .n_head = H, .d_head = dh, .q_stride = d, .kv_stride = d, .out_stride = d,
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_N_ATTN_SCORES, LT_N_RESID_POST, LT_N_LN_FINAL_SCALE);
-    for (int32_t l = 0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < m->n_layer; l++) {
         const lt_neox_layer *y = &m->neox[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
         float *k = kc + (size_t)p0 * d, *v = vc + (size_t)p0 * d; /* this pass's rows of the cache: [n, d] */

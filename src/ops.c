@@ -6,6 +6,8 @@
 #include "kernels/kernels.h"
 #include "parallel.h"
 
+#include <string.h>
+
 #ifdef LT_THREADS
 /* A matmul split across the thread pool by output columns, whole panels to a part: every column
  * is computed exactly as by the single-thread kernel. Each part has its own scratch. */
@@ -117,6 +119,12 @@ void lt_block_attention(lt_pass *p, float *out, const float *q, const float *k, 
         lt_edited_attention(p, out, scores, pattern, q, k, v, &rows, hook_scores, hook_pattern, layer);
     else
         lt_attention(p, out, scores, pattern, q, k, v, &rows);
+}
+
+int32_t lt_pass_start(const lt_pass *p, float *x, int32_t n) {
+    if (!p->from_layer) return 0;
+    memcpy(x, p->from_x, (size_t)n * (size_t)p->model->d_model * sizeof(float));
+    return p->from_layer;
 }
 
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {

@@ -320,6 +320,44 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     return LT_OK;
 }
 
+int32_t lt_session_rerun_layers(lt_session *s, int32_t layer, int32_t from, const float *x) {
+    if (!s || !x) return lt_fail(LT_ERR_INVALID_ARGUMENT, "rerun layers: no session, or no rows to start from");
+    const lt_model *m = s->pass.model;
+    if (is_encoder_decoder(m))
+        return lt_fail(LT_ERR_UNSUPPORTED, "rerun layers: an encoder-decoder model reruns its decoder whole");
+    const int32_t old = s->pass.n_past;
+    if (layer < 0 || layer >= m->n_layer)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "rerun layers: layer %d is outside [0, %d)", (int)layer, (int)m->n_layer);
+    if (from < 0 || from >= old)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "rerun layers: position %d is outside the %d held [0, %d)", (int)from,
+                       (int)old, (int)old);
+    /* a pass that skips layers would leave their captured tensors half rewritten */
+    for (size_t i = 0; i < n_slots(m); i++)
+        if (s->pass.slots[i].wanted)
+            return lt_fail(LT_ERR_STATE, "rerun layers: the session captures tensors; rerun from the tokens instead");
+    const int32_t n = old - from;
+    int32_t rc = prepare_pass(s, n, LT_STAGE_PASS, s->pass.n_src);
+    if (rc) return rc;
+    invalidate_captures(s, false);
+    memcpy(s->logits_backup, s->pass.logits, (size_t)m->n_vocab * sizeof(float));
+    s->pass.n_past = from;
+    s->pass.from_layer = layer;
+    s->pass.from_x = x;
+    m->ops->forward(&s->pass, s->tokens + from, n);
+    s->pass.from_layer = 0;
+    s->pass.from_x = NULL;
+    s->pass.n_past = old;
+    const char *bad = first_non_finite(s, n);
+    if (bad) {
+        memcpy(s->pass.logits, s->logits_backup, (size_t)m->n_vocab * sizeof(float));
+        return lt_fail(LT_ERR_FORMAT,
+                       "the model's activations overflowed (%s is not a finite number): the keys and values "
+                       "of positions %d on are left as the failed pass wrote them: rerun from the tokens", bad,
+                       (int)from);
+    }
+    return LT_OK;
+}
+
 int32_t lt_session_encode(lt_session *s, const int32_t *ids, int32_t n) {
     if (!s || !ids || n < 1)
         return lt_fail(LT_ERR_INVALID_ARGUMENT, "encode: no session, or no source tokens");

@@ -290,6 +290,46 @@ test('patchingSweep: every cell is the patched run\'s metric, patching the whole
   model.free();
 });
 
+// The other decoder families, and f16 weights: each cell of both sweeps (whose patched runs start
+// at the patched layer, from the corrupted run's stream) against its patched run made by hand.
+for (const name of ['gpt2-tiny-f16', 'llama-tiny', 'qwen2-odd', 'neox-odd']) {
+  test(`${name}: patchingSweep's cells are the patched runs made by hand, resid_pre and z`, () => {
+    const model = L.loadModel(readFixture(name));
+    const clean = readGolden(name).prompt, corrupted = clean.slice(), T = clean.length;
+    corrupted[2] = (corrupted[2] + 1) % model.nVocab;
+    const metric = (logits) => logits[1] - logits[4];
+    const { n_layer: nl, n_head: nh, d_model: d, d_head: dh } = model.info;
+    const s = model.createSession();
+    const resid = s.patchingSweep({ clean, corrupted, metric });
+    const z = s.patchingSweep({ clean, corrupted, hook: 'z', metric });
+    const src = model.createSession({ capture: ['blocks.*.hook_resid_pre', 'blocks.*.attn.hook_z'] });
+    src.forward(clean);
+    const hand = model.createSession();
+    hand.forward(corrupted);
+    const plain = metric(hand.logits());
+    for (let l = 0; l < nl; l++) {
+      const r = src.tensor(`blocks.${l}.hook_resid_pre`).data, zc = src.tensor(`blocks.${l}.attn.hook_z`).data;
+      for (let p = 0; p < T; p++) {
+        hand.clearEdits();
+        hand.edit({ hook: `blocks.${l}.hook_resid_pre`, op: 'replace', positions: [p], values: r.subarray(p * d, (p + 1) * d) });
+        assert.ok(Math.abs(resid.data[l * T + p] - metric(hand.logits())) < 1e-5, `resid_pre ${l}, ${p}`);
+      }
+      for (let h = 0; h < nh; h++) {
+        const values = [];
+        for (let p = 2; p < T; p++) values.push(...zc.subarray(p * nh * dh + h * dh, p * nh * dh + (h + 1) * dh));
+        hand.clearEdits();
+        hand.edit({ hook: `blocks.${l}.attn.hook_z`, op: 'replace', positions: Array.from({ length: T - 2 }, (_, i) => 2 + i), heads: [h], values });
+        assert.ok(Math.abs(z.data[l * nh + h] - metric(hand.logits())) < 1e-5, `z ${l}, ${h}`);
+      }
+    }
+    assert.ok(resid.data.some((v) => Math.abs(v - plain) > 1e-3), 'some patch moves the metric');
+    assert.equal(s.editCount, 0);
+    assert.deepEqual([...s.tokens()], corrupted);
+    assert.equal(metric(s.logits()), plain, 'the session is left with the corrupted run');
+    model.free();
+  });
+}
+
 // The encoder-decoder family: each case of tests/fixtures/transformer-*/edits.safetensors (the
 // padded source, the teacher-forced target), from transformer_ref.run with the same edits.
 for (const name of ['transformer-tiny', 'transformer-odd']) {

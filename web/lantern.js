@@ -325,6 +325,17 @@ function checkInteger(value, what) {
 
 /** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
 /** The first position where two prompts of one length differ (their length if nowhere). */
+/** A run of the prompt on a session of its own capturing `names`: the data of each. */
+function capturedRun(model, prompt, names) {
+  const source = model.createSession({ capture: names });
+  try {
+    source.forward(prompt);
+    return names.map((n) => source.tensor(n).data);
+  } finally {
+    source.free();
+  }
+}
+
 function firstDifference(a, b) {
   let k = 0;
   while (k < a.length && a[k] === b[k]) k++;
@@ -1059,7 +1070,9 @@ class Session {
    * (each position sees only those before it): a patch at those positions changes nothing. So
    * their resid_pre cells are the corrupted run's own metric, not run again, and a head's z is
    * patched from that position on. The same numbers, without the runs that cannot change them
-   * (at 1024 tokens, the costliest: a patch at position p reruns every position from p on).
+   * (at 1024 tokens, the costliest: a patch at position p reruns every position from p on). A
+   * patched run starts at the patched layer, from the corrupted run's stream entering it: the
+   * layers before it are the corrupted run's. Decoder-only models.
    */
   patchingSweep(options) {
     const steps = this.patchingSweepSteps(options);
@@ -1080,19 +1093,16 @@ class Session {
     this.live();
     if (typeof metric !== 'function') throw new LanternError('patchingSweep: metric must be a function of the logits');
     if (!['resid_pre', 'z'].includes(hook)) throw new LanternError(`patchingSweep: hook must be 'resid_pre' or 'z', not ${show(hook)}`);
+    if (this.model.isEncoderDecoder) throw new LanternError('patchingSweep: decoder-only models (this one has an encoder)');
     const c = Array.from(clean), x = Array.from(corrupted);
     if (c.length !== x.length || !c.length) throw new LanternError('patchingSweep: clean and corrupted must be prompts of the same length');
     if (this.editCount) throw new LanternError('patchingSweep: clear this session\'s edits first');
     const { n_layer: nl, n_head: nh, d_model: d, d_head: dh } = this.model.info;
-    const name = (l) => (hook === 'z' ? `blocks.${l}.attn.hook_z` : `blocks.${l}.hook_resid_pre`);
-    const source = this.model.createSession({ capture: Array.from({ length: nl }, (_, l) => name(l)) });
-    let rows;
-    try {
-      source.forward(c);
-      rows = Array.from({ length: nl }, (_, l) => source.tensor(name(l)).data);
-    } finally {
-      source.free();
-    }
+    const L = this.lantern;
+    const pre = (l) => `blocks.${l}.hook_resid_pre`;
+    const name = (l) => (hook === 'z' ? `blocks.${l}.attn.hook_z` : pre(l));
+    // the clean run's values to patch in
+    const rows = capturedRun(this.model, c, Array.from({ length: nl }, (_, l) => name(l)));
     this.reset();
     this.forward(x);
     const T = x.length, width = hook === 'z' ? nh : T;
@@ -1105,30 +1115,50 @@ class Session {
     };
     let done = 0, plain; // plain: the corrupted run's metric, a skipped cell's (read when first needed)
     const total = nl * (hook === 'z' ? (same === T ? 0 : nh) : T - same);
-    yield { done, total }; // (the clean and corrupted runs are done)
-    for (let l = 0; l < nl; l++) {
-      for (let k = 0; k < width; k++) {
-        if (skip(k)) {
-          data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
-          continue;
+    // The patched runs, on a session of their own whose edits rerun nothing by themselves: a
+    // patch at layer l and position p changes only layers l on at positions p on, so only those
+    // run, from the corrupted run's stream entering layer l. `dirty`: the first position whose
+    // keys and values (in layer l and after) are still the last patched run's; rerun from there.
+    const runner = this.model.createSession({ capture: Array.from({ length: nl }, (_, l) => pre(l)) });
+    let at = 0, dirty = T;
+    try {
+      runner.forward(x);
+      const stream = Array.from({ length: nl }, (_, l) => runner.tensor(pre(l)).data);
+      runner.setCapture([]);
+      L.check(L.wasm.lt_session_defer_reruns(runner.live(), 1));
+      at = L.alloc(T * d * 4);
+      yield { done, total }; // (the clean and corrupted runs are done)
+      for (let l = 0; l < nl; l++) {
+        for (let k = 0; k < width; k++) {
+          if (skip(k)) {
+            data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
+            continue;
+          }
+          const first = hook === 'z' ? same : k, from = Math.min(first, dirty);
+          if (hook === 'z') {
+            // head k at the positions from the first that differs: its d_head values of each row
+            const values = new Float32Array((T - same) * dh);
+            for (let p = same; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), (p - same) * dh);
+            runner.edit({ hook: name(l), op: 'replace', positions: Array.from({ length: T - same }, (_, i) => same + i), heads: [k], values });
+          } else {
+            runner.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
+          }
+          let value;
+          try {
+            new Float32Array(L.wasm.memory.buffer, at, T * d).set(stream[l].subarray(from * d, T * d));
+            L.check(L.wasm.lt_session_rerun_layers(runner.live(), l, from, at));
+            dirty = first;
+            value = metric(runner.logits());
+          } finally {
+            runner.clearEdits();
+          }
+          data[l * width + k] = finite(value, l, k);
+          yield { done: ++done, total };
         }
-        if (hook === 'z') {
-          // head k at the positions from the first that differs: its d_head values of each row
-          const values = new Float32Array((T - same) * dh);
-          for (let p = same; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), (p - same) * dh);
-          this.edit({ hook: name(l), op: 'replace', positions: Array.from({ length: T - same }, (_, i) => same + i), heads: [k], values });
-        } else {
-          this.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
-        }
-        let value;
-        try { // a metric that throws leaves the session as a finished sweep does: no edits
-          value = metric(this.logits());
-        } finally {
-          this.clearEdits();
-        }
-        data[l * width + k] = finite(value, l, k);
-        yield { done: ++done, total };
       }
+    } finally {
+      if (at) L.wasm.free(at);
+      runner.free();
     }
     return { shape: [nl, width], data };
   }
