@@ -230,10 +230,15 @@ export class Session {
   /** Activation patching swept over layers and positions (resid_pre) or layers and heads (z). Decoder-only models. */
   patchingSweep(options: { clean: ArrayLike<number> | Iterable<number>; corrupted: ArrayLike<number> | Iterable<number>;
     hook?: 'resid_pre' | 'z'; metric: (logits: Float32Array) => number }): { shape: number[]; data: Float32Array };
-  /** The same sweep a patched run at a time: yields { done, total } after each run, returns the
-   * sweep. Stopped early by return(), the session is left with no edits; nothing else may use it meanwhile. */
+  /** The same sweep a patched run at a time: yields { done, total, work, workTotal } after each run
+   * (runs, and work in rows times layers: see patchingSweepSize), returns the sweep. Stopped early by
+   * return(), the session is left with no edits; nothing else may use it meanwhile. */
   patchingSweepSteps(options: { clean: ArrayLike<number> | Iterable<number>; corrupted: ArrayLike<number> | Iterable<number>;
-    hook?: 'resid_pre' | 'z'; metric: (logits: Float32Array) => number }): Generator<{ done: number; total: number }, { shape: number[]; data: Float32Array }, void>;
+    hook?: 'resid_pre' | 'z'; metric: (logits: Float32Array) => number }): Generator<{ done: number; total: number; work: number; workTotal: number }, { shape: number[]; data: Float32Array }, void>;
+  /** What patchingSweep of these prompts runs: its runs, and its work in rows times layers (a run from
+   * layer l at the positions from p on: (length - p) * (n_layer - l)), by which its pace can be judged. */
+  patchingSweepSize(options: { clean: ArrayLike<number> | Iterable<number>; corrupted: ArrayLike<number> | Iterable<number>;
+    hook?: 'resid_pre' | 'z' }): { runs: number; work: number };
   /** Direct logit attribution to a token: each head's and each MLP's share, final LayerNorm scale frozen. */
   logitAttribution(token: number, options?: { row?: number }): { heads: Float32Array; mlps: Float32Array };
   /** A captured tensor of the last pass, by TransformerLens hook name. */

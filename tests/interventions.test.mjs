@@ -165,6 +165,21 @@ test('patching a run at a time: the steps count every run and give what the whol
   const total = NL * (IDS.length - 2) + NL * H;
   assert.ok(seen.every((x) => x.total === total), 'the total is both sweeps\' runs');
   assert.deepEqual(seen.filter((x, k) => k === 0 || x.done !== seen[k - 1].done).map((x) => x.done), [...Array(total + 1).keys()], 'each run counted once, in order');
+  // the work, rows times layers: a run at layer l runs the layers from l on, at the positions from
+  // the patched one on, and from one before it where the last run patched that one (each layer's
+  // first resid_pre run, at position 2, and every z run, from position 2)
+  const T = IDS.length;
+  let workTotal = 0;
+  for (let l = 0; l < NL; l++) {
+    let rows = T - 2;
+    for (let k = 3; k < T; k++) rows += T - (k - 1);
+    workTotal += (NL - l) * (rows + H * (T - 2));
+  }
+  assert.ok(seen.every((x) => x.workTotal === workTotal), 'the work is both sweeps\' rows times layers');
+  assert.ok(seen.every((x, k) => k === 0 || x.work > seen[k - 1].work || x.done === seen[k - 1].done), 'each run adds work');
+  assert.equal(seen.at(-1).work, workTotal);
+  assert.deepEqual(s.patchingSweepSize({ clean: IDS, corrupted, hook: 'z' }), { runs: NL * H, work: NL * (NL + 1) / 2 * H * (T - 2) });
+  assert.throws(() => s.patchingSweepSize({ clean: IDS, corrupted: corrupted.slice(1) }), /same length/);
   const whole = iv.patching(model.createSession(), { clean: IDS, corrupted, a: 3, b: 7 });
   assert.deepEqual(Array.from(r.value.resid.data), Array.from(whole.resid.data));
   assert.deepEqual(Array.from(r.value.z.data), Array.from(whole.z.data));

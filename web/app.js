@@ -258,7 +258,7 @@ function stopPatching() {
 }
 /** A message of the sweep the panel says is running (not of one stopped, or superseded). */
 const ours = (d) => d.id === patchId && patchView?.running;
-const patchProgress = (d) => { if (ours(d)) patchView.busy(d.done, d.total); };
+const patchProgress = (d) => { if (ours(d)) patchView.busy(d.done, d.total, d.work, d.workTotal); };
 function onPatched(d) { if (ours(d)) patchView.done(d); }
 
 function drawOutput(v) {

@@ -493,8 +493,9 @@ export const STRINGS = {
       residTitle: 'Residual stream entering each layer (resid_pre), by position',
       zTitle: 'Each head\'s output (z), all positions',
       patchLegend: 'Blue: the patch moves the metric away from the clean run; grey: no change from the corrupted run; orange: toward the clean run, full at 100%.',
-      running: (done, total, left) => (total == null ? 'Running …'
-        : `Running … ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (${Math.floor(100 * done / total)}%)${left == null ? '' : left < 60 ? `, about ${Math.ceil(left)} s left` : `, about ${Math.round(left / 60)} min left`}`),
+      // share: of the work (rows times layers), not of the runs, whose costs differ a hundredfold
+      running: (done, total, left, share = done / total) => (total == null ? 'Running …'
+        : `Running … ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (${Math.floor(100 * share)}% of the work)${left == null ? '' : left < 60 ? `, about ${Math.ceil(left)} s left` : `, about ${Math.round(left / 60)} min left`}`),
       stop: 'Stop',
       stopped: (done, total) => `Stopped after ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (the heatmaps are drawn from a whole sweep).`,
       ran: (same) => `Done. The sweeps ran in the engine, with no ablations.${same > 0 ? ` Up to position ${same - 1} the two prompts agree, and so do their streams: a patch there changes nothing, so those cells are the corrupted run's metric, not run again (and the heads are patched from position ${same} on).` : ''}`,
@@ -1133,8 +1134,8 @@ export const STRINGS = {
       residTitle: '进入每层的残差流（resid_pre），按位置',
       zTitle: '每个头的输出（z），所有位置',
       patchLegend: '蓝：修补让指标离干净运行更远；灰：与损坏运行相同；橙：向干净运行靠近，100% 时最浓。',
-      running: (done, total, left) => (total == null ? '运行中 …'
-        : `运行中 … 已修补运行 ${done.toLocaleString('zh-CN')} 次，共 ${total.toLocaleString('zh-CN')} 次（${Math.floor(100 * done / total)}%）${left == null ? '' : left < 60 ? `，约剩 ${Math.ceil(left)} 秒` : `，约剩 ${Math.round(left / 60)} 分钟`}`),
+      running: (done, total, left, share = done / total) => (total == null ? '运行中 …'
+        : `运行中 … 已修补运行 ${done.toLocaleString('zh-CN')} 次，共 ${total.toLocaleString('zh-CN')} 次（完成工作量的 ${Math.floor(100 * share)}%）${left == null ? '' : left < 60 ? `，约剩 ${Math.ceil(left)} 秒` : `，约剩 ${Math.round(left / 60)} 分钟`}`),
       stop: '停止',
       stopped: (done, total) => `已在 ${total.toLocaleString('zh-CN')} 次修补运行中的第 ${done.toLocaleString('zh-CN')} 次后停止（热图要等整次扫描完成才画出）。`,
       ran: (same) => `完成。扫描在引擎中运行，不含任何消融。${same > 0 ? `两个提示词到位置 ${same - 1} 为止相同，残差流也相同：在那里修补不会改变任何东西，所以这些格子就是损坏运行的指标，没有再运行（头的输出也从位置 ${same} 起修补）。` : ''}`,

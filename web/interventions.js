@@ -183,7 +183,8 @@ export const normalised = (v, clean, corrupted) => (clean === corrupted ? NaN : 
  * An activation patching experiment on the engine: the clean and corrupted metric, and the sweeps
  * over layer x position (resid_pre) and layer x head (z), from session.patchingSweepSteps. A
  * generator, a patched run at a time (the worker runs it in slices, reporting how far it is, and
- * may stop it): it yields { done, total } counting the runs of both sweeps, and returns the result.
+ * may stop it): it yields { done, total, work, workTotal } counting the runs and the work of both
+ * sweeps (see session.patchingSweepSize), and returns the result.
  */
 export function* patchingSteps(session, { clean, corrupted, a, b }) {
   const metric = logitDiff(a, b);
@@ -191,27 +192,21 @@ export function* patchingSteps(session, { clean, corrupted, a, b }) {
   session.reset();
   session.forward(clean);
   const cleanValue = metric(session.logits());
-  const { n_layer: L, n_head: H } = session.model.info;
-  // the runs of both sweeps (patchingSweepSteps runs none where the prompts still agree)
-  const T = clean.length;
-  let same = 0; // (the first position where the prompts differ)
-  while (same < T && clean[same] === corrupted[same]) same++;
-  const total = L * (T - same) + (same === T ? 0 : L * H);
+  const hooks = ['resid_pre', 'z'];
+  const sizes = hooks.map((hook) => session.patchingSweepSize({ clean, corrupted, hook }));
+  const total = sizes[0].runs + sizes[1].runs, workTotal = sizes[0].work + sizes[1].work;
   const sweeps = {};
-  let before = 0;
-  for (const hook of ['resid_pre', 'z']) {
+  for (const [i, hook] of hooks.entries()) {
     const steps = session.patchingSweepSteps({ clean, corrupted, hook, metric });
-    let runs = 0; // (this sweep's, as it counts them)
+    const before = i ? sizes[0] : { runs: 0, work: 0 };
     try {
       for (let r = steps.next(); ; r = steps.next()) {
         if (r.done) { sweeps[hook] = { shape: r.value.shape, data: r.value.data }; break; }
-        runs = r.value.total;
-        yield { done: before + r.value.done, total };
+        yield { done: before.runs + r.value.done, total, work: before.work + r.value.work, workTotal };
       }
     } finally {
       steps.return(); // (stopped early: the session is left with no edits)
     }
-    before += runs;
   }
   const corruptedValue = metric(session.logits()); // the sweep leaves the session on the corrupted prompt
   return { clean: cleanValue, corrupted: corruptedValue, resid: sweeps.resid_pre, z: sweeps.z };

@@ -325,6 +325,41 @@ function checkInteger(value, what) {
 
 /** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
 /** The first position where two prompts of one length differ (their length if nowhere). */
+/**
+ * The cells of a patching sweep over T positions whose prompts first differ at `same`, in order:
+ * { l, k, from }, k a position (resid_pre) or a head (z). A patch before `same` changes nothing:
+ * from -1, no run. Else a patch at layer l and position p changes only the layers from l on at
+ * the positions from p on, so its run starts there, from the corrupted run's stream entering layer
+ * l; and one position earlier if the last run patched it (`dirty`: the first position whose keys
+ * and values, in layer l and after, are still the last patched run's), to put them back.
+ */
+function* sweepCells(T, same, nl, nh, hook) {
+  const width = hook === 'z' ? nh : T;
+  let dirty = T;
+  for (let l = 0; l < nl; l++) {
+    for (let k = 0; k < width; k++) {
+      if (hook === 'z' ? same === T : k < same) {
+        yield { l, k, from: -1 };
+        continue;
+      }
+      const first = hook === 'z' ? same : k;
+      yield { l, k, from: Math.min(first, dirty) };
+      dirty = first;
+    }
+  }
+}
+
+/** How many runs a patching sweep makes, and its work in rows times layers (see sweepCells). */
+function sweepSize(T, same, nl, nh, hook) {
+  let runs = 0, work = 0;
+  for (const { l, from } of sweepCells(T, same, nl, nh, hook)) {
+    if (from < 0) continue;
+    runs++;
+    work += (T - from) * (nl - l);
+  }
+  return { runs, work };
+}
+
 /** A run of the prompt on a session of its own capturing `names`: the data of each. */
 function capturedRun(model, prompt, names) {
   const source = model.createSession({ capture: names });
@@ -1085,7 +1120,8 @@ class Session {
   /**
    * The same sweep a patched run at a time, for a caller that must stay responsive (the page's
    * worker runs it in slices between other work, and can stop it): a generator that yields
-   * { done, total } after each patched run and returns what patchingSweep returns. Stopped early
+   * { done, total, work, workTotal } after each patched run (runs, and work as patchingSweepSize
+   * counts it) and returns what patchingSweep returns. Stopped early
    * (its return()), it leaves the session as a finished sweep does. Until it is done, nothing
    * else may use this session.
    */
@@ -1108,59 +1144,66 @@ class Session {
     const T = x.length, width = hook === 'z' ? nh : T;
     const data = new Float32Array(nl * width);
     const same = firstDifference(c, x); // (positions before it: the same in both runs)
-    const skip = (k) => (hook === 'z' ? same === T : k < same); // a patch that changes nothing
     const finite = (value, l, k) => {
       if (typeof value === 'number' && Number.isFinite(value)) return value;
       throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
     };
-    let done = 0, plain; // plain: the corrupted run's metric, a skipped cell's (read when first needed)
-    const total = nl * (hook === 'z' ? (same === T ? 0 : nh) : T - same);
-    // The patched runs, on a session of their own whose edits rerun nothing by themselves: a
-    // patch at layer l and position p changes only layers l on at positions p on, so only those
-    // run, from the corrupted run's stream entering layer l. `dirty`: the first position whose
-    // keys and values (in layer l and after) are still the last patched run's; rerun from there.
+    const { runs: total, work: workTotal } = sweepSize(T, same, nl, nh, hook);
+    let done = 0, work = 0, plain; // plain: the corrupted run's metric, a skipped cell's (read when first needed)
+    // The patched runs, on a session of their own whose edits rerun nothing by themselves (see
+    // sweepCells): each runs the layers from its own on, from the corrupted run's stream entering it.
     const runner = this.model.createSession({ capture: Array.from({ length: nl }, (_, l) => pre(l)) });
-    let at = 0, dirty = T;
+    let at = 0;
     try {
       runner.forward(x);
       const stream = Array.from({ length: nl }, (_, l) => runner.tensor(pre(l)).data);
       runner.setCapture([]);
       L.check(L.wasm.lt_session_defer_reruns(runner.live(), 1));
       at = L.alloc(T * d * 4);
-      yield { done, total }; // (the clean and corrupted runs are done)
-      for (let l = 0; l < nl; l++) {
-        for (let k = 0; k < width; k++) {
-          if (skip(k)) {
-            data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
-            continue;
-          }
-          const first = hook === 'z' ? same : k, from = Math.min(first, dirty);
-          if (hook === 'z') {
-            // head k at the positions from the first that differs: its d_head values of each row
-            const values = new Float32Array((T - same) * dh);
-            for (let p = same; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), (p - same) * dh);
-            runner.edit({ hook: name(l), op: 'replace', positions: Array.from({ length: T - same }, (_, i) => same + i), heads: [k], values });
-          } else {
-            runner.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
-          }
-          let value;
-          try {
-            new Float32Array(L.wasm.memory.buffer, at, T * d).set(stream[l].subarray(from * d, T * d));
-            L.check(L.wasm.lt_session_rerun_layers(runner.live(), l, from, at));
-            dirty = first;
-            value = metric(runner.logits());
-          } finally {
-            runner.clearEdits();
-          }
-          data[l * width + k] = finite(value, l, k);
-          yield { done: ++done, total };
+      yield { done, total, work, workTotal }; // (the clean and corrupted runs are done)
+      for (const { l, k, from } of sweepCells(T, same, nl, nh, hook)) {
+        if (from < 0) {
+          data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
+          continue;
         }
+        if (hook === 'z') {
+          // head k at the positions from the first that differs: its d_head values of each row
+          const values = new Float32Array((T - same) * dh);
+          for (let p = same; p < T; p++) values.set(rows[l].subarray(p * d + k * dh, p * d + (k + 1) * dh), (p - same) * dh);
+          runner.edit({ hook: name(l), op: 'replace', positions: Array.from({ length: T - same }, (_, i) => same + i), heads: [k], values });
+        } else {
+          runner.edit({ hook: name(l), op: 'replace', positions: [k], values: rows[l].subarray(k * d, (k + 1) * d) });
+        }
+        let value;
+        try {
+          new Float32Array(L.wasm.memory.buffer, at, T * d).set(stream[l].subarray(from * d, T * d));
+          L.check(L.wasm.lt_session_rerun_layers(runner.live(), l, from, at));
+          value = metric(runner.logits());
+        } finally {
+          runner.clearEdits();
+        }
+        data[l * width + k] = finite(value, l, k);
+        work += (T - from) * (nl - l);
+        yield { done: ++done, total, work, workTotal };
       }
     } finally {
       if (at) L.wasm.free(at);
       runner.free();
     }
     return { shape: [nl, width], data };
+  }
+
+  /**
+   * What patchingSweep of these prompts runs: { runs, work }, work in rows times layers (a run from
+   * layer l at the positions from p on: (length - p) * (n_layer - l)), the units of
+   * patchingSweepSteps' { work, workTotal }, by which its pace can be judged (its runs differ in
+   * cost by a hundred times and more).
+   */
+  patchingSweepSize({ clean, corrupted, hook = 'resid_pre' }) {
+    const c = Array.from(clean), x = Array.from(corrupted);
+    if (c.length !== x.length) throw new LanternError('patchingSweepSize: clean and corrupted must be prompts of the same length');
+    const { n_layer: nl, n_head: nh } = this.model.info;
+    return sweepSize(x.length, firstDifference(c, x), nl, nh, hook);
   }
 
   /** Drop every edit; what they changed is rerun. */

@@ -31,7 +31,7 @@
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
-//      -> patch-progress {id, done, total} (patched runs) | patched {id, clean, corrupted, resid, z, ...}
+//      -> patch-progress {id, done, total, work, workTotal} (patched runs; rows x layers) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, and tensors: [{name, shape}])
@@ -917,7 +917,8 @@ function patch(req) {
         postMessage({ type: 'patched', id: s.id, ...r.value });
         return;
       }
-      postMessage({ type: 'patch-progress', id: s.id, done: r.value.done, total: r.value.total });
+      const { done, total, work, workTotal } = r.value;
+      postMessage({ type: 'patch-progress', id: s.id, done, total, work, workTotal });
       setTimeout(slice);
     } catch (e) {
       stopSweep();

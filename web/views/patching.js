@@ -79,25 +79,27 @@ function heatmap({ rows, cols, value, colour, rowLabel, colLabel, at, label, rea
 export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, note, onCorrupt, onMetric, onRun, onStop }) {
   const g = gate('patching');
   let setup = null, result = null, busy = false, maps = [];
-  let started = 0, progress = { done: 0, total: null }; // the sweep running: since when, how far
+  let started = 0, progress = { done: 0, total: null, work: 0, workTotal: null }; // the sweep running: since when, how far
   stop.addEventListener('click', () => { if (busy) onStop(); });
   /** How many positions the two prompts agree on before they first differ (see patchingSweep). */
   const agreeing = (r) => { const k = r?.diff?.indexOf(true) ?? -1; return k < 0 ? (r?.diff?.length ?? 0) : k; };
-  /** A sweep is running: done of total patched runs (total null: not yet known). */
-  function running(done, total) {
+  /** A sweep is running: done of total patched runs (total null: not yet known), and work of
+   * workTotal, the rows times layers they run (session.patchingSweepSize). */
+  function running(done, total, work = done, workTotal = total) {
     // the pace is timed from the first progress (done 0: the clean and corrupted runs, two whole
     // passes, are behind it), not from the click: counted in, they made the first estimate hours
     if (!busy || (done === 0 && total != null)) started = performance.now();
     busy = true;
-    progress = { done, total };
+    progress = { done, total, work, workTotal };
     run.disabled = true;
     stop.hidden = false;
     root.setAttribute('aria-busy', 'true');
     document.body.dataset.patching = 'running';
-    // the time left, from the pace so far (said once there are two seconds to judge by)
+    // the time left, from the pace so far (said once there are two seconds to judge by), judged
+    // by the work done, not the runs: a sweep's runs differ in cost a hundredfold and more
     const elapsed = (performance.now() - started) / 1000;
-    const left = total != null && done > 0 && elapsed >= 2 ? (elapsed * (total - done)) / done : null;
-    status.textContent = t('iv.running', done, total, left);
+    const left = workTotal != null && work > 0 && elapsed >= 2 ? (elapsed * (workTotal - work)) / work : null;
+    status.textContent = t('iv.running', done, total, left, workTotal ? work / workTotal : 0);
   }
   /** The sweep is over: Run as the setup allows, and the focus on it if it was on Stop (not lost
    * to the page with the button hidden). */
@@ -199,7 +201,7 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
     clear() { idle(); g.reset(); setup = null; result = null; root.replaceChildren(); note.textContent = ''; status.textContent = ''; },
     /** The prompts or the metric changed: the sweep shown is no longer theirs. */
     clearResult() { if (!result || busy) return; result = null; root.replaceChildren(); status.textContent = ''; },
-    relabel() { describeSetup(); if (result) drawResult(); if (busy) running(progress.done, progress.total); else if (result) status.textContent = t('iv.ran', agreeing(result)); },
+    relabel() { describeSetup(); if (result) drawResult(); if (busy) running(progress.done, progress.total, progress.work, progress.workTotal); else if (result) status.textContent = t('iv.ran', agreeing(result)); },
     get key() { return setup?.key ?? null; },
     get setup() { return setup; },
   };
