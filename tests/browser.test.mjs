@@ -378,6 +378,25 @@ test('the example article embeds four live views, each showing what its caption 
   await shared.release(page);
 });
 
+test('the example article on a phone: the induction frame, zoomed, shows the key its newest query weighs most, and the minimap covers no cell', async () => {
+  const { page } = await shared.open(`${origin}/web/embed-example.html`, { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  const f = (await page.$$('iframe'))[0];
+  await f.scrollIntoViewIfNeeded();
+  const frame = await f.contentFrame();
+  await frame.waitForFunction(() => document.body.dataset.ready === 'true' && !document.getElementById('minimap').hidden, null, { timeout: 30000 });
+  const d = await frame.$eval('#heatmap', (c) => ({ ...c.dataset }));
+  assert.ok(Number(d.viewCol1) - Number(d.viewCol0) < 39, `zoomed: keys ${d.viewCol0}-${d.viewCol1} of 40`);
+  // the readout starts on the newest query's largest weight, a whole repeat back, and it is in view
+  const cell = await frame.textContent('#cell');
+  const [, q, k, w] = cell.match(/^query (\d+) .*→ key (\d+) .*weight α = ([\d.]+)/);
+  assert.equal(Number(q), 39);
+  assert.ok(Number(w) > 0.5 && Number(k) < 30, `the induction key: ${cell}`);
+  assert.ok(Number(k) >= Number(d.viewCol0) && Number(k) <= Number(d.viewCol1), `key ${k} in view (${d.viewCol0}-${d.viewCol1})`);
+  const [map, mini] = await Promise.all(['#heatmap', '#minimap'].map((s) => frame.$eval(s, (e) => { const r = e.getBoundingClientRect(); return { l: r.left, r: r.right, t: r.top, b: r.bottom }; })));
+  assert.ok(mini.t >= map.b || mini.l >= map.r, `the minimap (${JSON.stringify(mini)}) beside or below the map (${JSON.stringify(map)})`);
+  await shared.release(page);
+});
+
 // ---------------------------------------------------------------- translate mode (weights/zh-en)
 
 const ZH_EN = fileURLToPath(new URL('../weights/zh-en/', import.meta.url));

@@ -411,12 +411,29 @@ export function createFfn({ root, query, onQuery }) {
         ctx.beginPath(); ctx.arc(X(s.pre[n]), Y(ys[n]), r, 0, 2 * Math.PI); ctx.fill();
       }
       if (hot != null) {
+        const title = ctx.measureText(t('block.curveX', s.gated)).width;
         ctx.fillStyle = ink;
         ctx.font = '600 12px ui-monospace, monospace';
         // SwiGLU: the point is (g, SiLU(g)); the table's a = SiLU(g)·u is another number
         const label = s.gated ? `#${hot} g ${f(s.pre[hot], 3)}, SiLU(g) ${f(ys[hot], 3)}` : `#${hot} (${f(s.pre[hot], 3)}, ${f(ys[hot], 3)})`;
-        const xx = Math.max(L + 4, Math.min(X(s.pre[hot]) + 9, R - ctx.measureText(label).width - 6));
-        ctx.fillText(label, xx, Math.max(T + 28, Y(ys[hot]) - 8)); // below the axis title
+        const lw = ctx.measureText(label).width, px = X(s.pre[hot]), py = Y(ys[hot]);
+        // beside the point where the curve, its marked neurons and the axis title leave room (on a
+        // phone the most active neuron's label would sit on the curve), else where they leave it
+        // further off (under the axis title: these activations stay low left of 0), with a line
+        const inside = ([x, y]) => x >= L + 4 && x + lw <= R - 2 && y - 12 >= T && y + 3 <= B;
+        const hits = (x, y, [bx, by]) => x > bx - 4 && x < bx + lw + 4 && y > by - 15 && y < by + 6;
+        const clear = (b) => !curve.some(([cx, cy]) => hits(X(cx), Y(cy), b)) && !s.top.some((n) => n !== hot && hits(X(s.pre[n]), Y(ys[n]), b)) &&
+          !(b[0] < L + 10 + title && b[1] - 12 < T + 16);
+        const spots = [[px + 9, py - 8], [px - 9 - lw, py - 8], [px + 9, py + 18], [px - 9 - lw, py + 18]];
+        const near = spots.find((b) => inside(b) && clear(b));
+        const [lx, ly] = near ?? [[L + 6, T + 34], [R - 4 - lw, B - 8]].find((b) => inside(b) && clear(b)) ?? spots[0];
+        if (!near) { // a line from the label's nearer end to the point
+          const ex = px > lx + lw ? lx + lw + 3 : px < lx ? lx - 3 : px;
+          ctx.strokeStyle = muted;
+          ctx.lineWidth = 1;
+          ctx.beginPath(); ctx.moveTo(ex, ly - 4); ctx.lineTo(px, py); ctx.stroke();
+        }
+        ctx.fillText(label, lx, ly);
       }
     });
   }

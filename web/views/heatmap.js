@@ -117,11 +117,27 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     return y0 + Math.floor((H - MT) / cell) >= r;
   }
 
+  /** The newest queries and the keys next to theirs; and the key the newest query weighs most, if
+   * those leave it out (an induction head's, which looks back a whole repeat). */
   function newest() {
     const { r, c } = n();
     y0 = r; x0 = c;
     clampView();
+    const k = strongestKey();
+    if (k < x0) {
+      x0 = k - Math.floor((W - ML - MR) / cell / 4);
+      clampView();
+    }
     follow = true;
+  }
+
+  /** The column (from the first shown) of the newest query's largest weight (of the values shown
+   * where there are no weights). */
+  function strongestKey() {
+    const { R, C, first } = m, values = m.pattern ?? m.shown, row = (R - 1) * C;
+    let best = C - 1, most = -Infinity;
+    for (let j = first; j < C; j++) if (values[row + j] > most) { most = values[row + j]; best = j; }
+    return best - first;
   }
 
   function colourImage() {
@@ -407,7 +423,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         else if (fitted) { fit(); if (cell < 6) home(); } else if (follow) newest();
         shape = nextShape;
         const wasNewest = focus.i === oldR - 1;
-        if (focus.i >= m.R || focus.j >= m.C || !grew) focus = { i: m.R - 1, j: m.first };
+        if (focus.i >= m.R || focus.j >= m.C || !grew) focus = { i: m.R - 1, j: m.first + strongestKey() }; // (what the newest query weighs most)
         else if (wasNewest) focus = { i: m.R - 1, j: focus.j };
         hover = null;
         legend.textContent = legendText(attn, lo, hi, short);
