@@ -124,8 +124,12 @@ export interface ModelInfo {
   shared_embeddings?: boolean;
   embed_scale?: number;
   pad_token_id?: number;
-  bos_token_id?: number;
-  eos_token_id?: number;
+  /** config.json's bos_token_id, -1 when it names none (null, or not a token id of the model). */
+  bos_token_id: number;
+  /** config.json's eos_token_id (the first, where a decoder-only model's config lists several), or -1. */
+  eos_token_id: number;
+  /** Every end-of-sequence id config.json names (a decoder-only model's may be a list), token ids of the model only. */
+  eos_token_ids: number[];
 }
 
 export interface Tensor {

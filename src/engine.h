@@ -199,6 +199,7 @@ typedef struct lt_loader {
 } lt_loader;
 
 #define LT_MAX_CONFIG_DIM (1 << 24) /* any single config dimension; products are checked apart */
+#define LT_MAX_EOS 16 /* end-of-sequence ids a config.json may list (Llama 3.1 lists three) */
 
 int32_t lt_cfg_int(const lt_json *cfg, const char *key, int32_t fallback, int32_t *out);
 int32_t lt_cfg_bool(const lt_json *cfg, const char *key, bool fallback, bool *out);
@@ -271,8 +272,12 @@ struct lt_model {
     bool parallel_residual; /* x + attn(ln1(x)) + mlp(ln2(x)), else sequential as GPT-2 */
     lt_neox_layer *neox;    /* (n_layer) */
 
+    /* every family: config.json's bos_token_id and eos_token_id (one id, or for a decoder-only model
+     * a list: eos_id is its first), -1 and none when not configured */
+    int32_t bos_id, eos_id, n_eos, eos_ids[LT_MAX_EOS];
+
     /* encoder-decoder family */
-    int32_t n_enc_layer, n_src_vocab, pad_id, bos_id, eos_id; /* ids: -1 when not configured */
+    int32_t n_enc_layer, n_src_vocab, pad_id; /* pad_id: -1 when not configured */
     bool pre_ln, final_norm, sinusoidal, shared_embed;
     float embed_scale;      /* sqrt(d_model) or 1 */
     lt_mat src_embed;       /* (n_src_vocab, d_model) */

@@ -1,6 +1,7 @@
 /* Loading a model: parse config.json and the safetensors file, hand them to the family. */
 #include "engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +26,35 @@ static const lt_family_ops *family_of(const char *model_type) {
     return NULL;
 }
 
-/* {"family": ..., the family's members, "model_tensors": [...], "warnings": [...]} */
+/* config.json's bos_token_id and eos_token_id (one id or a list) of a decoder-only model, as
+ * Hugging Face writes them: what is not a token id of the model (null, out of the vocabulary) is
+ * left out, as generation can never meet it. (The encoder-decoder family reads its own, strictly:
+ * the page starts every translation with its bos.) */
+static void special_tokens(lt_model *m, const lt_json *cfg) {
+    const lt_json *bos = lt_json_get(cfg, "bos_token_id"), *eos = lt_json_get(cfg, "eos_token_id");
+    const bool one = eos && eos->type != LT_JSON_ARRAY;
+    const size_t n = !eos ? 0 : one ? 1 : eos->n;
+    const double id = bos && bos->type == LT_JSON_NUMBER ? bos->number : -1;
+    m->bos_id = id >= 0 && id < m->n_vocab && id == floor(id) ? (int32_t)id : -1;
+    m->n_eos = 0;
+    for (size_t i = 0; i < n && m->n_eos < LT_MAX_EOS; i++) {
+        const lt_json *v = one ? eos : &eos->items[i];
+        if (v->type == LT_JSON_NUMBER && v->number >= 0 && v->number < m->n_vocab && v->number == floor(v->number))
+            m->eos_ids[m->n_eos++] = (int32_t)v->number;
+    }
+    m->eos_id = m->n_eos ? m->eos_ids[0] : -1;
+}
+
+/* {"family": ..., the family's members, the special tokens, "model_tensors": [...], "warnings": [...]} */
 static char *describe(const lt_model *m) {
     lt_buf b = {0};
     lt_buf_printf(&b, "{\"family\":");
     lt_buf_json_string(&b, m->ops->model_type);
     lt_buf_printf(&b, ",");
     m->ops->describe(m, &b);
+    lt_buf_printf(&b, "\"bos_token_id\":%d,\"eos_token_id\":%d,\"eos_token_ids\":[", (int)m->bos_id, (int)m->eos_id);
+    for (int32_t i = 0; i < m->n_eos; i++) lt_buf_printf(&b, "%s%d", i ? "," : "", (int)m->eos_ids[i]);
+    lt_buf_printf(&b, "],");
     lt_buf_printf(&b, "\"model_tensors\":");
     lt_weights_list(m, &b);
     lt_buf_printf(&b, ",\"warnings\":[");
@@ -78,6 +101,12 @@ int32_t lt_model_load(const char *config_json, size_t config_len, const uint8_t 
     if ((rc = m->ops->load(m, cfg, &st, &params))) goto done;
     if (!m->n_kv_head) m->n_kv_head = m->n_head; /* families without grouped-query attention */
     if (!m->h_width) m->h_width = m->d_mlp;
+    if (!m->ops->encode) {
+        special_tokens(m, cfg);
+    } else if (m->eos_id >= 0) {
+        m->eos_ids[0] = m->eos_id;
+        m->n_eos = 1;
+    }
     if ((rc = lt_loader_check_unused(&st, params.allow_unused != 0, m->ops->config_keys, &m->warning))) goto done;
     for (int32_t h = 0; h < m->n_hooks; h++) {
         const lt_hook_def *d = &m->hooks[h];

@@ -463,13 +463,13 @@ static void describe(const lt_model *m, lt_buf *b) {
                   "\"n_vocab\":%d,\"n_src_vocab\":%d,\"n_ctx\":%d,\"act_fn\":\"%s\",\"ln_eps\":%.9g,"
                   "\"norm\":\"%s\",\"final_norm\":%s,\"positions\":\"%s\",\"shared_embeddings\":%s,"
                   "\"tied_embeddings\":%s,\"embed_scale\":%.9g,\"pad_token_id\":%d,"
-                  "\"bos_token_id\":%d,\"eos_token_id\":%d,\"weights_dtype\":\"%s\",\"n_params\":%zu,"
+                  "\"weights_dtype\":\"%s\",\"n_params\":%zu,"
                   "\"weight_bytes\":%zu,\"weights_in_memory\":\"%s\",",
                   m->n_layer, m->n_enc_layer, m->n_layer, m->n_head, m->d_model, m->d_head, m->d_mlp,
                   m->n_vocab, m->n_src_vocab, m->n_ctx, m->act_name, (double)m->ln_eps,
                   m->pre_ln ? "pre" : "post", m->final_norm ? "true" : "false",
                   m->sinusoidal ? "sinusoidal" : "learned", m->shared_embed ? "true" : "false",
-                  m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id, m->bos_id, m->eos_id,
+                  m->tied ? "true" : "false", (double)m->embed_scale, m->pad_id,
                   m->weights_dtype ? m->weights_dtype : "F32", m->n_params, m->weight_bytes, in_memory(m));
 }
 

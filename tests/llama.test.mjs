@@ -83,6 +83,26 @@ test('llama-tiny: the description names the family and its grouped-query shape',
   model.free();
 });
 
+test('model.info carries config.json\'s special tokens: one id, a list, or none where they name no token of the model', () => {
+  const { weights, config } = readFixture('llama-tiny');
+  const base = JSON.parse(config);
+  const V = L.loadModel({ config, weights }).nVocab;
+  const info = (extra) => {
+    const m = L.loadModel({ config: JSON.stringify({ ...base, ...extra }), weights });
+    const { bos_token_id, eos_token_id, eos_token_ids } = m.info;
+    m.free();
+    return { bos_token_id, eos_token_id, eos_token_ids };
+  };
+  assert.deepEqual(info({ bos_token_id: 1, eos_token_id: 2 }), { bos_token_id: 1, eos_token_id: 2, eos_token_ids: [2] });
+  assert.deepEqual(info({ bos_token_id: 3, eos_token_id: [5, 4, 7] }), { bos_token_id: 3, eos_token_id: 5, eos_token_ids: [5, 4, 7] });
+  assert.deepEqual(info({ bos_token_id: null, eos_token_id: null }), { bos_token_id: -1, eos_token_id: -1, eos_token_ids: [] });
+  assert.deepEqual(info({ bos_token_id: V, eos_token_id: [V, 1.5, -1, 'x', V - 1] }), { bos_token_id: -1, eos_token_id: V - 1, eos_token_ids: [V - 1] },
+    'ids the model cannot emit are left out');
+  assert.ok(!('bos_token_id' in base) && !('eos_token_id' in base));
+  assert.deepEqual(info({}), { bos_token_id: -1, eos_token_id: -1, eos_token_ids: [] }, 'none in the config');
+  assert.deepEqual(info({ eos_token_id: Array.from({ length: 20 }, (_, i) => i) }).eos_token_ids.length, 16, 'at most 16');
+});
+
 test('threads: the Llama-style family, split across threads, gives the strict build\'s numbers bit for bit', async () => {
   const T = await createLantern({ build: 'threads', threads: 3 });
   after(() => T.close());

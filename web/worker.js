@@ -318,7 +318,7 @@ function specialTokens(files) {
   const json = (bytes) => {
     try { return bytes ? JSON.parse(new TextDecoder().decode(bytes)) : null; } catch { return null; }
   };
-  const config = json(files.config) ?? {}, tc = json(files.tokenizerConfig) ?? {}, tj = json(files.tokenizerJson) ?? {};
+  const tc = json(files.tokenizerConfig) ?? {}, tj = json(files.tokenizerJson) ?? {};
   const spelled = (v) => (typeof v === 'string' ? v : typeof v?.content === 'string' ? v.content : null);
   const byName = (v) => (spelled(v) != null ? tokenizer.tokenId(spelled(v)) : -1);
   const inVocab = (id) => (Number.isInteger(id) && id >= 0 && id < tokenizer.nVocab ? id : -1);
@@ -328,10 +328,10 @@ function specialTokens(files) {
   const first = template?.single?.[0]?.SpecialToken?.id;
   const templateBos = first != null ? tokenizer.tokenId(first) : -1;
   let bos = byName(tc.bos_token);
-  if (bos < 0) bos = templateBos >= 0 ? templateBos : inVocab(config.bos_token_id);
+  if (bos < 0) bos = templateBos >= 0 ? templateBos : inVocab(model.info.bos_token_id); // (config.json's, as the engine read it)
   const addBos = !isTranslator() && bos >= 0 && (typeof tc.add_bos_token === 'boolean' ? tc.add_bos_token : templateBos >= 0);
   const eos = isTranslator() ? [model.info.eos_token_id]
-    : [...new Set([byName(tc.eos_token), ...[config.eos_token_id].flat().map(inVocab),
+    : [...new Set([byName(tc.eos_token), ...model.info.eos_token_ids.map(inVocab),
       ...['<|endoftext|>', '<eop>'].map((tok) => tokenizer.tokenId(tok))].filter((id) => id >= 0))];
   // a SentencePiece-style BPE (Llama 2, Mistral) writes a space as ▁: said in the model line
   const sentencepiece = JSON.stringify(tj.decoder ?? '').includes('▁') || tj.pre_tokenizer?.type === 'Metaspace';
