@@ -476,8 +476,8 @@ struct lt_pass {
      * final-norm rows here and unembeds only its last row (the next-token logits). */
     float *final_rows;      /* (final_cap rows, d_model) the last pass's final-norm output */
     int32_t logits_pending; /* rows of final_rows whose logits the "logits" slot still lacks */
-    /* a pass that starts at a later layer (lt_session_rerun_layers): that layer and the rows of
-     * the residual stream entering it; 0 and NULL in a pass from the tokens */
+    /* a pass that starts from given rows of the residual stream entering a layer
+     * (lt_session_rerun_layers): that layer and those rows; 0 and NULL in a pass from the tokens */
     int32_t from_layer;
     const float *from_x;
 };
@@ -536,9 +536,9 @@ void lt_linear(lt_pass *p, float *out, const float *in, const lt_mat *w, const f
 /* out[n, d] = the rows ids[0 .. n) of an embedding table [n_vocab, d] held as [d_out, d_in] rows
  * in any stored kind, as f32. */
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d);
-/* The first layer a decoder's pass of n rows runs: 0, where the family embeds the tokens; in a
- * pass started at a later layer (lt_session_rerun_layers), that layer, its n rows copied into x. */
-int32_t lt_pass_start(const lt_pass *p, float *x, int32_t n);
+/* Whether a decoder's pass of n rows starts from given rows (lt_session_rerun_layers: they are
+ * copied into x, and the pass runs from p->from_layer on) rather than from its tokens' embeddings. */
+bool lt_pass_start(const lt_pass *p, float *x, int32_t n);
 /* Scaled dot-product attention (kernels.h), split by heads; scratch: p->att_row and p->att_kv. */
 struct lt_attn_dims;
 void lt_attention(lt_pass *p, float *out, float *scores, float *pattern, const float *q, const float *k,

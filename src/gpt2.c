@@ -182,8 +182,8 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     const size_t nd = (size_t)n * d;
     float *x = p->x, *xn = p->xn, *qkv = p->qkv, *z = p->z, *tmp = p->tmp, *h = p->h;
 
-    const int32_t l0 = lt_pass_start(p, x, n);
-    if (!l0) { /* embeddings: x = wte[id] + wpe[pos] */
+    const int32_t l0 = p->from_layer; /* 0 but in a pass started at a later layer */
+    if (!lt_pass_start(p, x, n)) { /* embeddings: x = wte[id] + wpe[pos] */
         lt_embed_rows(x, &m->wte, ids, n, d);
         lt_hook_rows(p, LT_H_EMBED, 0, x, n, d, 0, d);
         const float *pe = m->wpe + (size_t)p0 * d;

@@ -311,17 +311,22 @@ int32_t lt_session_n_edits(const lt_session *session);
 /* For a caller that makes many edited runs of one pass, each changing only the layers from some
  * layer on (an activation patching sweep): with defer nonzero, edits added or cleared rerun
  * nothing, and the pass held is no longer what the edits give until the caller reruns it
- * (lt_session_rerun_layers); with defer 0, deferring ends and the whole pass is run again. */
+ * (lt_session_rerun_layers); with defer 0, deferring ends and the whole pass is run again (its
+ * source encoded again too, if one is held). Returns LT_OK, LT_ERR_INVALID_ARGUMENT (no session),
+ * or when ending the deferral, that rerun's error: LT_ERR_OUT_OF_MEMORY, or LT_ERR_FORMAT (it
+ * overflowed: the session is left reset, holding no tokens). */
 int32_t lt_session_defer_reruns(lt_session *session, int32_t defer);
 /* Rerun the layers from `layer` on, at the positions from `from` on, with the edits in force,
  * starting from x: the residual stream entering that layer at those positions ((n_past - from)
- * rows of d_model), which the caller has from a capture of blocks.{layer}.hook_resid_pre. The
- * keys and values of the layers before `layer`, and of every position before `from`, are kept:
- * the result is the full rerun's only when they and x are what the edits give. Decoder-only
- * models, in a session that captures nothing. Returns LT_OK, LT_ERR_OUT_OF_RANGE,
- * LT_ERR_UNSUPPORTED (an encoder-decoder model), LT_ERR_STATE (tensors are captured),
- * LT_ERR_OUT_OF_MEMORY, or LT_ERR_FORMAT (the run overflowed: the last logits are kept, the
- * rerun positions' keys and values are not). */
+ * rows of d_model), which the caller has from a capture of blocks.{layer}.hook_resid_pre (at
+ * layer 0 too: x stands for the embeddings). The keys and values of the layers before `layer`,
+ * and of every position before `from`, are kept, and edits of what comes before (the embeddings,
+ * the layers before `layer`, the positions before `from`) are not applied again: the result is
+ * the full rerun's only when x and those keys and values are already what the edits give.
+ * Decoder-only models, in a session that captures nothing. Returns LT_OK,
+ * LT_ERR_INVALID_ARGUMENT (no session or no x), LT_ERR_OUT_OF_RANGE, LT_ERR_UNSUPPORTED (an
+ * encoder-decoder model), LT_ERR_STATE (tensors are captured), LT_ERR_OUT_OF_MEMORY, or
+ * LT_ERR_FORMAT (the run overflowed: the session is reset, its keys and values overwritten). */
 int32_t lt_session_rerun_layers(lt_session *session, int32_t layer, int32_t from, const float *x);
 
 /* The logit lens for one position (row `row` of the last pass): for each layer l, the residual

@@ -289,8 +289,8 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     float *q = p->qkv, *k = q + nd, *v = k + (size_t)n * dkv; /* [n, d], [n, dkv], [n, dkv] */
     float *gate = p->h, *up = p->h + (size_t)n * f;            /* [n, d_mlp] each */
 
-    const int32_t l0 = lt_pass_start(p, x, n);
-    if (!l0) {
+    const int32_t l0 = p->from_layer; /* 0 but in a pass started at a later layer */
+    if (!lt_pass_start(p, x, n)) {
         lt_embed_rows(x, &m->wte, ids, n, d);
         lt_hook_rows(p, LT_L_EMBED, 0, x, n, d, 0, d);
     }

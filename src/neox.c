@@ -248,8 +248,8 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
     float *x = p->x, *xn = p->xn, *z = p->z, *tmp = p->tmp, *qkv = p->qkv; /* qkv: [n, n_head, 3, d_head] */
     float *q = tmp; /* [n, d]: the queries, split out of qkv; free again once attention has run */
 
-    const int32_t l0 = lt_pass_start(p, x, n);
-    if (!l0) {
+    const int32_t l0 = p->from_layer; /* 0 but in a pass started at a later layer */
+    if (!lt_pass_start(p, x, n)) {
         lt_embed_rows(x, &m->wte, ids, n, d);
         lt_hook_rows(p, LT_N_EMBED, 0, x, n, d, 0, d);
     }

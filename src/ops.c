@@ -121,10 +121,10 @@ void lt_block_attention(lt_pass *p, float *out, const float *q, const float *k, 
         lt_attention(p, out, scores, pattern, q, k, v, &rows);
 }
 
-int32_t lt_pass_start(const lt_pass *p, float *x, int32_t n) {
-    if (!p->from_layer) return 0;
+bool lt_pass_start(const lt_pass *p, float *x, int32_t n) {
+    if (!p->from_x) return false;
     memcpy(x, p->from_x, (size_t)n * (size_t)p->model->d_model * sizeof(float));
-    return p->from_layer;
+    return true;
 }
 
 void lt_embed_rows(float *out, const lt_mat *table, const int32_t *ids, int32_t n, int32_t d) {

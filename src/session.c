@@ -339,7 +339,6 @@ int32_t lt_session_rerun_layers(lt_session *s, int32_t layer, int32_t from, cons
     int32_t rc = prepare_pass(s, n, LT_STAGE_PASS, s->pass.n_src);
     if (rc) return rc;
     invalidate_captures(s, false);
-    memcpy(s->logits_backup, s->pass.logits, (size_t)m->n_vocab * sizeof(float));
     s->pass.n_past = from;
     s->pass.from_layer = layer;
     s->pass.from_x = x;
@@ -348,12 +347,11 @@ int32_t lt_session_rerun_layers(lt_session *s, int32_t layer, int32_t from, cons
     s->pass.from_x = NULL;
     s->pass.n_past = old;
     const char *bad = first_non_finite(s, n);
-    if (bad) {
-        memcpy(s->pass.logits, s->logits_backup, (size_t)m->n_vocab * sizeof(float));
+    if (bad) { /* its keys and values from `from` on are the failed run's: hold nothing rather than them */
+        lt_session_reset(s);
         return lt_fail(LT_ERR_FORMAT,
-                       "the model's activations overflowed (%s is not a finite number): the keys and values "
-                       "of positions %d on are left as the failed pass wrote them: rerun from the tokens", bad,
-                       (int)from);
+                       "the model's activations overflowed (%s is not a finite number): the session is reset, "
+                       "as the failed run overwrote its keys and values from position %d on", bad, (int)from);
     }
     return LT_OK;
 }

@@ -290,11 +290,41 @@ test('patchingSweep: every cell is the patched run\'s metric, patching the whole
   model.free();
 });
 
-// The other decoder families, and f16 weights: each cell of both sweeps (whose patched runs start
-// at the patched layer, from the corrupted run's stream) against its patched run made by hand.
-for (const name of ['gpt2-tiny-f16', 'llama-tiny', 'qwen2-odd', 'neox-odd']) {
-  test(`${name}: patchingSweep's cells are the patched runs made by hand, resid_pre and z`, () => {
-    const model = L.loadModel(readFixture(name));
+/** A fixture made deeper: its layers repeated (layer l has layer l mod n's weights, their bytes
+ * as stored), so that a patched run can start at a middle layer. */
+function deeper(name, layers) {
+  const { config, weights } = readFixture(name);
+  const cfg = JSON.parse(config);
+  const key = 'n_layer' in cfg ? 'n_layer' : 'num_hidden_layers', n = cfg[key];
+  const size = Number(Buffer.from(weights.buffer, weights.byteOffset, 8).readBigUInt64LE(0));
+  const { __metadata__, ...header } = JSON.parse(Buffer.from(weights.subarray(8, 8 + size)).toString());
+  const head = {}, parts = [];
+  let offset = 0;
+  const put = (tensor, e) => {
+    const bytes = weights.subarray(8 + size + e.data_offsets[0], 8 + size + e.data_offsets[1]);
+    head[tensor] = { dtype: e.dtype, shape: e.shape, data_offsets: [offset, offset + bytes.length] };
+    parts.push(bytes);
+    offset += bytes.length;
+  };
+  for (const [tensor, e] of Object.entries(header)) {
+    const m = /^(.*?\b(?:h|layers))\.(\d+)\.(.*)$/.exec(tensor);
+    if (!m) put(tensor, e);
+    else for (let l = Number(m[2]); l < layers; l += n) put(`${m[1]}.${l}.${m[3]}`, e);
+  }
+  let json = JSON.stringify(head);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const prefix = Buffer.alloc(8);
+  prefix.writeBigUInt64LE(BigInt(json.length));
+  return { config: JSON.stringify({ ...cfg, [key]: layers }), weights: new Uint8Array(Buffer.concat([prefix, Buffer.from(json), ...parts])) };
+}
+
+// The other decoder families, f16 weights, and models deep enough for a patched run to start at a
+// middle layer: each cell of both sweeps (whose patched runs start at the patched layer, from the
+// corrupted run's stream) against its patched run made by hand.
+for (const [name, layers] of [['gpt2-tiny-f16', 3], ['gpt2-odd', 4], ['llama-tiny', 4], ['llama3-scaled', 3], ['qwen2-odd', 3], ['neox-odd', 4], ['pythia-tiny', 3]]) {
+  test(`${name}, ${layers} layers: patchingSweep's cells are the patched runs made by hand, resid_pre and z`, () => {
+    const model = L.loadModel(deeper(name, layers));
+    assert.equal(model.info.n_layer, layers);
     const clean = readGolden(name).prompt, corrupted = clean.slice(), T = clean.length;
     corrupted[2] = (corrupted[2] + 1) % model.nVocab;
     const metric = (logits) => logits[1] - logits[4];

@@ -180,6 +180,15 @@ test('patching a run at a time: the steps count every run and give what the whol
   assert.equal(seen.at(-1).work, workTotal);
   assert.deepEqual(s.patchingSweepSize({ clean: IDS, corrupted, hook: 'z' }), { runs: NL * H, work: NL * (NL + 1) / 2 * H * (T - 2) });
   assert.throws(() => s.patchingSweepSize({ clean: IDS, corrupted: corrupted.slice(1) }), /same length/);
+  assert.throws(() => s.patchingSweepSize({ clean: IDS, corrupted, hook: 'Z' }), /patchingSweepSize: hook must be 'resid_pre' or 'z', not "Z"/);
+  assert.throws(() => s.patchingSweepSize({ clean: [], corrupted: [] }), /same length/);
+  // prompts that agree everywhere: no run can change anything, and no session is made for runs
+  const sessions = model.sessions.size;
+  const none = s.patchingSweepSteps({ clean: IDS, corrupted: IDS, hook: 'z', metric: iv.logitDiff(3, 7) });
+  assert.deepEqual(none.next().value, { done: 0, total: 0, work: 0, workTotal: 0 });
+  assert.equal(model.sessions.size, sessions);
+  const cells = none.next().value.data;
+  assert.ok(cells.every((v) => v === cells[0]), 'every cell the corrupted run\'s metric');
   const whole = iv.patching(model.createSession(), { clean: IDS, corrupted, a: 3, b: 7 });
   assert.deepEqual(Array.from(r.value.resid.data), Array.from(whole.resid.data));
   assert.deepEqual(Array.from(r.value.z.data), Array.from(whole.z.data));

