@@ -355,6 +355,17 @@ static void test_rerun_layers(const char *name) {
     CHECK(lt_session_rerun_layers(src, 0, 0, stream) == LT_ERR_STATE && strstr(lt_last_error(), "captures"),
           "%s: a session that captures: %s", name, lt_last_error());
     CHECK(memcmp(lt_session_logits(s), kept, (size_t)V * sizeof *kept) == 0, "%s: a refused call changed the logits", name);
+    /* a run that overflows leaves the session reset (it overwrote keys and values), and usable */
+    char last[64];
+    snprintf(last, sizeof last, "blocks.%d.hook_resid_pre", (int)(nl - 1));
+    const lt_edit huge = {.hook = last, .op = LT_EDIT_SCALE, .factor = 3e38f, .positions = &at[0], .n_positions = 1};
+    CHECK(lt_session_defer_reruns(s, 1) == LT_OK && lt_session_add_edit(s, &huge) == LT_OK, "%s: edit: %s", name, lt_last_error());
+    CHECK(lt_session_rerun_layers(s, nl - 1, at[0], stream + (size_t)at[0] * d) == LT_ERR_FORMAT &&
+              strstr(lt_last_error(), "reset") && lt_session_n_past(s) == 0,
+          "%s: an overflowing run: %s, %d positions held", name, lt_last_error(), (int)lt_session_n_past(s));
+    CHECK(lt_session_clear_edits(s) == LT_OK && lt_session_defer_reruns(s, 0) == LT_OK &&
+              lt_session_forward(s, fx.prompt, n) == LT_OK && memcmp(lt_session_logits(s), lt_session_logits(src), (size_t)V * sizeof(float)) == 0,
+          "%s: after the overflow, a pass: %s", name, lt_last_error());
     free(kept);
     free(zeros);
     lt_session_free(src);
