@@ -186,10 +186,14 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   assert.equal(await cell(page, 2, 5), '-Infinity');
   s.free();
 
-  // keyboard: the heatmap cell under focus is described
+  // keyboard: the heatmap cell under focus is described; it starts on the newest query's largest
+  // weight (the pattern's, whatever the stage shown), and ArrowUp moves to the query before
+  const last = pattern.data.subarray((2 * T + T - 1) * T, (2 * T + T) * T);
+  const strongest = last.indexOf(Math.max(...last));
+  assert.match(await page.textContent('#cell'), new RegExp(`^query ${T - 1} .* key ${strongest} `));
   await page.focus('#heatmap');
   await page.keyboard.press('ArrowUp');
-  assert.match(await page.textContent('#cell'), new RegExp(`query ${T - 2} .* key 0`));
+  assert.match(await page.textContent('#cell'), new RegExp(`^query ${T - 2} .* key ${strongest} `));
 
   // every setting lives in the URL, and opening it restores the same view
   await page.fill('#temperature', '0.7');
