@@ -451,6 +451,16 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   assert.match(await page.textContent('#model-name'), /encoder-decoder, 2 encoder and 2 decoder layers, 4 heads, d_model 128.*post-LayerNorm, sinusoidal/);
   assert.equal(await page.inputValue('#temperature'), '0', 'translation decodes greedily by default');
   assert.match(page.url(), new RegExp(`steps=${want.tgt.slice(1).join('%2C')}`));
+  // complete: Step and Generate rest, and the next-token panel says so instead of a distribution
+  assert.deepEqual(await page.$$eval('#step, #generate', (els) => els.map((e) => e.disabled)), [true, true]);
+  assert.equal(await page.isVisible('#top-done'), true);
+  assert.deepEqual(await page.$$eval('#stats, #top, #probs-panel .hint', (els) => els.map((e) => e.checkVisibility())), [false, false, false]);
+  // the experiments need a decoder-only model: each of their panels says so, with no control shown
+  for (const id of ['ablate', 'patching', 'lens', 'attribution']) {
+    assert.equal(await page.isVisible(`#${id}-panel > .gpt-only`), true, id);
+    assert.deepEqual(await page.$$eval(`#${id}-panel input, #${id}-panel select, #${id}-panel textarea, #${id}-panel button:not(.glossary-open)`,
+      (els) => els.filter((e) => e.checkVisibility()).map((e) => e.id || e.name)), [], `${id}: controls shown`);
+  }
 
   // cross-attention: target rows x source columns, the engine's values
   assert.equal(await page.inputValue('#attn-kind'), 'cross');

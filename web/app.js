@@ -328,6 +328,10 @@ function drawView(v) {
   const rowT = kind === 'encoder' ? v.srcTokens : v.tokens;
   const colT = kind === 'cross' || kind === 'encoder' ? v.srcTokens : v.tokens;
   text.update(v, `${v.version}|${v.mode}`);
+  // a translation that wrote </s> has nothing to go on with: Step and Generate rest (the text
+  // panel says it is complete) until the source or the steps change
+  translationEnded = !!v.finished;
+  if (!client.generating) $('step').disabled = $('generate').disabled = translationEnded;
   const s = v.sampling;
   top.update(v, `${v.version}|${s.temperature}|${s.topK}|${s.topP}|${v.top.length}`);
   lines.update(v.attn, rowT, colT);
@@ -470,6 +474,7 @@ function setSpeed(...parts) {
   $('speed').textContent = parts.map((f) => f()).join(' ');
 }
 
+let translationEnded = false; // the translation shown ends with </s> (drawText): Step and Generate rest
 function generate(n) {
   if (!info) return;
   if (client.generating) { if (translating()) translateAgain = true; return; }
@@ -506,7 +511,7 @@ function onGenerated(d) {
   flushUrl();
   document.body.dataset.generating = 'false';
   $('stop').disabled = true;
-  $('step').disabled = $('generate').disabled = false;
+  $('step').disabled = $('generate').disabled = translationEnded;
   const n = S.steps.length;
   const nCtx = d.nCtx;
   const ended = d.reason === 'context' ? () => t('ended.context', n, nCtx) : d.reason === 'stop' ? () => t('ended.stop', n) : null;

@@ -91,7 +91,7 @@ export function createLines({ scroller, canvas }) {
       query = i;
       if (!m) return;
       reveal = true;
-      canvas.setAttribute('aria-label', t('linesLabel', i, rows[i]?.text ?? ''));
+      canvas.setAttribute('aria-label', t('linesCanvasLabel', i, rows[i]?.text ?? ''));
       schedule();
     },
     relabel() { if (m) canvas.setAttribute('aria-label', t('linesLabel', query, rows[query]?.text ?? '')); },

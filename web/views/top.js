@@ -37,7 +37,10 @@ export function createTop({ table, stats, done, onAppend }) {
       g.run(key, () => {
         nav.save();
         done.hidden = !v.finished;
-        table.hidden = v.finished; // after </s> the distribution is not what the translation goes on with
+        // after </s> the distribution is not what the translation goes on with: neither it nor what
+        // is said of it (its entropy, the hint below the table: hidden with it, style.css)
+        table.hidden = v.finished;
+        stats.hidden = v.finished;
         body.replaceChildren(...v.top.map(({ id, text, p, logit }, k) => {
           const tr = document.createElement('tr');
           tr.dataset.id = id;
