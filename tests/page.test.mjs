@@ -397,6 +397,20 @@ for (const view of VIEWS) test(`?embed=1&view=${view} shows one view that fits a
   }
 });
 
+test('the FFN panel says when an MLP adds nothing (the induction model\'s, of zeros), and only then', async () => {
+  for (const [model, none] of [['induction', true], ['austen', false]]) {
+    const { page, errors } = await openPage(`?model=${model}&embed=1&view=ffn&layer=1`);
+    await page.waitForSelector('#ffn canvas.curve');
+    const notice = await page.$$eval('#ffn > p.notice', (els) => els.map((e) => e.textContent));
+    assert.equal(notice.length, none ? 1 : 0, model);
+    if (none) assert.match(notice[0], /^This MLP adds nothing: every number it computes for this token is 0/);
+    const out = await page.$$eval('#ffn .stage', (els) => els.map((e) => e.textContent).join(' '));
+    assert.match(out, none ? /h holds 1 number, one per neuron \(d_mlp = 1\)/ : /h holds 512 numbers, one per neuron \(4 × d_model\)/);
+    assert.deepEqual(errors, []);
+    await shared.release(page);
+  }
+});
+
 test('a model opened from files is named in the menu and the URL; reopening that URL asks for the files', async () => {
   const { page, errors } = await openPage('?model=gpt2-tiny&engine=strict');
   const files = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'].map((f) => `${FIXTURES}gpt2-odd/${f}`).filter(existsSync);

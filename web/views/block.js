@@ -482,7 +482,10 @@ export function createFfn({ root, query, onQuery }) {
     const four = stage(4, 'ffnOutTitle', formula(t('block.ffnOutFormula', s.N, s.M, s.gated)),
       labelled(el('span', {}, el('b', {}, 'out'), ' = hook_mlp_out'), kit.strip(s.out, maxAbs(s.out), name('out'))),
       note(t('block.ffnOutNote')));
-    root.replaceChildren(one, two, three, four);
+    // an MLP that adds nothing (an attention-only model keeps one of zeros to fit GPT-2's layout):
+    // said first, the engine's zeros shown below all the same
+    const none = [s.pre, s.post, s.out].every((a) => a.every((v) => v === 0));
+    root.replaceChildren(...(none ? [el('p', { class: 'notice' }, t('block.ffnNone', s.N))] : []), one, two, three, four);
     root.dataset.pos = String(s.pos);
     hot = s.top[0] ?? null;
     for (const tr of body.querySelectorAll('tr')) tr.classList.toggle('current', Number(tr.dataset.n) === hot);
