@@ -8,6 +8,8 @@ import { LUT, gate, counted, activeOf, cssRgb, cssVar } from './common.js';
 import { t } from '../i18n.js';
 
 const LABEL_CELL = 10; // cells at least this large get token labels
+/** A token's label of at most n characters: cut short with an ellipsis. */
+const clip = (text = '', n) => { const c = Array.from(text); return c.length > n ? `${c.slice(0, n - 1).join('')}…` : text; };
 const MIN_CELL = 0.25, MAX_CELL = 48;
 
 export function createHeatmap({ canvas, minimap, readout, legend, range, buttons, onCell, maxHeight = () => 520, short = false }) {
@@ -53,7 +55,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     if (!labelled) { ML = MT = 4; MR = 0; return; }
     if (!labelRoom) {
       ctx.font = '11px ui-monospace, monospace';
-      const widest = (list, n) => list.reduce((w, tok) => Math.max(w, ctx.measureText(tok?.text.slice(0, n) ?? '').width), 0);
+      const widest = (list, n) => list.reduce((w, tok) => Math.max(w, ctx.measureText(clip(tok?.text, n)).width), 0);
       const colW = widest(cols, 9);
       labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), MT: Math.min(64, Math.ceil(colW * Math.sin(Math.PI / 3) + 6) + 4),
         MR: Math.min(32, Math.ceil(colW * Math.cos(Math.PI / 3))) };
@@ -210,14 +212,14 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       ctx.textBaseline = 'middle';
       ctx.fillStyle = cssVar(canvas, 'color', '#222'); // (read once: see cssVar)
       ctx.textAlign = 'right';
-      for (let k = 0; k < vr; k++) ctx.fillText(rows[y0 + k + first]?.text.slice(0, 11) ?? '', ML - 4, MT + (k + 0.5) * cell);
+      for (let k = 0; k < vr; k++) ctx.fillText(clip(rows[y0 + k + first]?.text, 11), ML - 4, MT + (k + 0.5) * cell);
       ctx.font = `${px}px ui-monospace, monospace`;
       ctx.textAlign = 'left';
       for (let k = 0; k < vc; k++) {
         ctx.save();
         ctx.translate(ML + (k + 0.5) * cell, MT - 4);
         ctx.rotate(-Math.PI / 3);
-        ctx.fillText(cols[x0 + k + first]?.text.slice(0, 9) ?? '', 0, 0);
+        ctx.fillText(clip(cols[x0 + k + first]?.text, 9), 0, 0);
         ctx.restore();
       }
     }
@@ -272,7 +274,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       const w = m.pattern[i * C + j], s = m.scores[i * C + j];
       parts.push(t('weightValue', w.toFixed(4)), t('scoreValue', s === -Infinity ? t('maskedInf') : s.toFixed(4)));
     }
-    readout.textContent = parts.join('; ');
+    readout.textContent = parts.join(t('readoutSep'));
     readout.dataset.i = i;
     readout.dataset.j = j;
   }
@@ -413,6 +415,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         if (!sized) layout(); // (a page never drawn yet, as in a tab in the background)
         const grew = m && m.kind === attn.kind && m.first === attn.first && attn.R >= m.R;
         const oldR = m?.R ?? 0;
+        const onStrongest = m && focus.i === m.R - 1 && focus.j === m.first + strongestKey(); // (where it starts)
         m = attn;
         rows = rowTokens;
         cols = colTokens;
@@ -424,7 +427,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
         shape = nextShape;
         const wasNewest = focus.i === oldR - 1;
         if (focus.i >= m.R || focus.j >= m.C || !grew) focus = { i: m.R - 1, j: m.first + strongestKey() }; // (what the newest query weighs most)
-        else if (wasNewest) focus = { i: m.R - 1, j: focus.j };
+        else if (wasNewest) focus = { i: m.R - 1, j: onStrongest ? m.first + strongestKey() : focus.j }; // (the text grew)
         hover = null;
         legend.textContent = legendText(attn, lo, hi, short);
         paint();

@@ -76,7 +76,9 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
       for (let i = 0; i < T; i++) {
         const s = tokText(tokens[i]);
         const shown = s.length > fit && s.startsWith('␣') ? s.slice(1) : s;
-        ctx.fillText(shown.slice(0, fit) || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
+        // cut short with an ellipsis where there is room for one and a character
+        const cut = shown.length <= fit ? shown : fit >= 3 ? `${shown.slice(0, fit - 1)}…` : shown.slice(0, fit);
+        ctx.fillText(cut || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
       }
     }
     canvas.dataset.cw = String(cw);
