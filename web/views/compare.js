@@ -38,7 +38,7 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
   function drawLoss() {
     if (!metrics) { loss.replaceChildren(); return; }
     // drawn at its rendered width (one viewBox unit a CSS pixel), so the 11px text stays 11px on a phone
-    const W = Math.round(Math.max(300, Math.min(560, loss.clientWidth || 560))), H = 230, L = 48, R = W - 12, T = 12, B = H - 34;
+    const W = Math.round(Math.max(300, Math.min(560, loss.clientWidth || 560))), H = 230, L = 56, R = W - 12, T = 12, B = H - 34;
     let x1 = 0, y0 = Infinity, y1 = -Infinity;
     for (const m of metrics) {
       for (const k of ['train', 'val']) for (const v of m.curve[k] ?? []) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
@@ -54,7 +54,8 @@ export function createCompare({ root, loss, layer, status, onLayer }) {
     }
     for (const v of ticks(0, x1, W < 420 ? 4 : 6)) svg.append(svgNode('text', { x: X(v), y: B + 16, 'text-anchor': 'middle', class: 'tick' }, String(v)));
     svg.append(svgNode('text', { x: (L + R) / 2, y: H - 4, 'text-anchor': 'middle', class: 'tick' }, t('compare.steps')));
-    svg.append(svgNode('text', { x: 12, y: (T + B) / 2, 'text-anchor': 'middle', class: 'tick', transform: `rotate(-90 12 ${(T + B) / 2})` }, t('compare.lossAxis')));
+    // the axis title centred on x = 9 (a Chinese title's full-height glyphs too), clear of the tick labels
+    svg.append(svgNode('text', { x: 9, y: (T + B) / 2, 'text-anchor': 'middle', 'dominant-baseline': 'central', class: 'tick', transform: `rotate(-90 9 ${(T + B) / 2})` }, t('compare.lossAxis')));
     metrics.forEach((m, k) => {
       for (const [key, dash] of [['train', '5 4'], ['val', '']]) {
         const ys = m.curve[key];

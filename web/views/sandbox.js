@@ -76,7 +76,7 @@ export function createSandbox({ root, onChange }) {
         el('td', { dataset: { value: String(s) } }, f(s, 4)),
         ...(r.exact ? [el('td', { class: 'exact' }, r.exact[j])] : []),
         el('td', { class: 'alpha', dataset: { value: String(r.weights[j]) } }, bar, el('span', {}, f(r.weights[j], 4))),
-        el('td', { class: 'tok' }, values[j].map((v) => f(v, 2).replace(/\.00$/, '')).join(', ')));
+        el('td', { class: 'tok vals' }, values[j].map((v) => f(v, 2).replace(/\.00$/, '')).join(', ')));
     }));
     const res = r.result.map((v) => f(v, 4)).join(', ');
     return el('div', { class: 'sb-lookup', dataset: { kind: key } },
