@@ -48,20 +48,28 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
 
   /** Margins for labels: only when cells are large enough to carry them, and as large as the
    * labels drawn need (at 11 px, the most they take), up to 11 characters of a row's token and 9
-   * of a column's at 60 degrees: a translation's Chinese characters leave its cells the room. */
-  let labelRoom = null; // { ML, MT } for the labels of the matrix shown (measured once for it)
+   * of a column's at 60 degrees: a translation's Chinese characters leave its cells the room.
+   * Column labels that all fit their cells (single characters, most often Chinese ones) stand
+   * upright above them instead. */
+  let labelRoom = null; // { ML, colW } for the labels of the matrix shown (measured once for it)
+  let upright = false;   // the column labels drawn level, one over each column
   function margins() {
     labelled = labels();
-    if (!labelled) { ML = MT = 4; MR = 0; return; }
+    if (!labelled) { ML = MT = 4; MR = 0; upright = false; return; }
     if (!labelRoom) {
       ctx.font = '11px ui-monospace, monospace';
       const widest = (list, n) => list.reduce((w, tok) => Math.max(w, ctx.measureText(clip(tok?.text, n)).width), 0);
-      const colW = widest(cols, 9);
-      labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), MT: Math.min(64, Math.ceil(colW * Math.sin(Math.PI / 3) + 6) + 4),
-        MR: Math.min(32, Math.ceil(colW * Math.cos(Math.PI / 3))) };
+      labelRoom = { ML: Math.min(84, Math.ceil(widest(rows, 11)) + 8), colW: widest(cols, 9) };
     }
-    ({ ML, MT, MR } = labelRoom);
+    const { colW } = labelRoom;
+    ML = labelRoom.ML;
+    upright = colW * (labelPx() / 11) <= cell - 2;
+    MT = upright ? 16 : Math.min(64, Math.ceil(colW * Math.sin(Math.PI / 3) + 6) + 4);
+    MR = upright ? 0 : Math.min(32, Math.ceil(colW * Math.cos(Math.PI / 3)));
   }
+  /** The column labels' size: at most 11 px, and smaller in small cells (neighbours 60 degrees
+   * apart are 0.87 cell apart, and a square glyph, a Chinese character, would overlap the next). */
+  const labelPx = () => Math.min(11, Math.floor(cell * 0.8));
 
   function visible() {
     const { r, c } = n();
@@ -205,17 +213,16 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
       ctx.stroke();
     }
     if (labelled) { // the margins were made for them
-      // at most 11 px, and smaller in small cells: neighbours 60 degrees apart are 0.87 cell
-      // apart, and a square glyph (a Chinese character) would overlap the next at 11 px
-      const px = Math.min(11, Math.floor(cell * 0.8));
+      const px = labelPx();
       ctx.font = `${Math.min(11, Math.floor(cell * 0.9))}px ui-monospace, monospace`;
       ctx.textBaseline = 'middle';
       ctx.fillStyle = cssVar(canvas, 'color', '#222'); // (read once: see cssVar)
       ctx.textAlign = 'right';
       for (let k = 0; k < vr; k++) ctx.fillText(clip(rows[y0 + k + first]?.text, 11), ML - 4, MT + (k + 0.5) * cell);
       ctx.font = `${px}px ui-monospace, monospace`;
-      ctx.textAlign = 'left';
+      ctx.textAlign = upright ? 'center' : 'left';
       for (let k = 0; k < vc; k++) {
+        if (upright) { ctx.fillText(clip(cols[x0 + k + first]?.text, 9), ML + (k + 0.5) * cell, MT - 8); continue; }
         ctx.save();
         ctx.translate(ML + (k + 0.5) * cell, MT - 4);
         ctx.rotate(-Math.PI / 3);
