@@ -91,6 +91,7 @@ test('ablate a head by clicking it (before and after, every view follows, the UR
   await page.waitForFunction(() => document.body.dataset.patching === 'done', null, { timeout: 30000 });
   const values = await page.$eval('#patching .pvalues', (p) => ({ ...p.dataset }));
   assert.ok(Number(values.clean) > 0 && Number(values.corrupted) < 0, JSON.stringify(values));
+  assert.equal(await page.$$eval('#patching .pgap', (p) => p.length), 0, 'a gap the size of the metric: nothing to warn of');
   assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 2);
   // hover the z map's layer 1, head 0 cell: its exact value
   const z = await page.$$('#patching canvas.pmap');
@@ -196,6 +197,10 @@ test('a long patching sweep: the page says how far it is, other views are answer
   await page.click('#patch-run');
   await page.waitForFunction(() => document.body.dataset.patching === 'done', null, { timeout: 60000 });
   assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 2);
+  // a change of the first word hardly moves the metric 160 tokens later: said above the maps
+  const gap = await page.$eval('#patching .pvalues', (p) => Math.abs(Number(p.dataset.clean) - Number(p.dataset.corrupted)));
+  assert.ok(gap < 0.05, `gap ${gap}`);
+  assert.match(await page.textContent('#patching .pgap'), new RegExp(`^The corruption hardly moves the metric \\(by ${gap.toFixed(4)}\\)`));
   // the runs counted: 4 layers x the positions from the first that differs, and 4 x 4 heads
   const agree = /Up to position (\d+) the two prompts agree/.exec(await page.textContent('#patch-status'));
   const same = agree ? Number(agree[1]) + 1 : 0;

@@ -499,6 +499,7 @@ export const STRINGS = {
       running: (done, total, left, share = done / total) => (total == null ? 'Running …'
         : `Running … ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (${Math.floor(100 * share)}% of the work)${left == null ? '' : left < 60 ? `, about ${Math.ceil(left)} s left` : `, about ${Math.round(left / 60)} min left`}`),
       stop: 'Stop',
+      smallGap: (gap) => `The corruption hardly moves the metric (by ${gap.toFixed(4)}): each cell's share of that gap, and so its colour, says little. A corrupted prompt that changes what the model predicts (a different name, a different earlier token) and the two tokens it then prefers make a clearer experiment.`,
       stopped: (done, total) => `Stopped after ${done.toLocaleString('en')} of ${total.toLocaleString('en')} patched runs (the heatmaps are drawn from a whole sweep).`,
       ran: (same) => `Done. The sweeps ran in the engine, with no ablations.${same > 0 ? ` Up to position ${same - 1} the two prompts agree, and so do their streams: a patch there changes nothing, so those cells are the corrupted run's metric, not run again (and the heads are patched from position ${same} on).` : ''}`,
       stale: 'The prompts or the metric changed while the sweep ran: run it again.',
@@ -1141,6 +1142,7 @@ export const STRINGS = {
       running: (done, total, left, share = done / total) => (total == null ? '运行中 …'
         : `运行中 … 已修补运行 ${done.toLocaleString('zh-CN')} 次，共 ${total.toLocaleString('zh-CN')} 次（完成工作量的 ${Math.floor(100 * share)}%）${left == null ? '' : left < 60 ? `，约剩 ${Math.ceil(left)} 秒` : `，约剩 ${Math.round(left / 60)} 分钟`}`),
       stop: '停止',
+      smallGap: (gap) => `这个损坏几乎没有改变指标（只差 ${gap.toFixed(4)}）：每个格子占这个差值的比例，以及它的颜色，说明不了什么。换一个会改变模型预测的损坏提示词（换一个名字、换一个前面的词元），并选它因此偏好的两个词元，实验会更清楚。`,
       stopped: (done, total) => `已在 ${total.toLocaleString('zh-CN')} 次修补运行中的第 ${done.toLocaleString('zh-CN')} 次后停止（热图要等整次扫描完成才画出）。`,
       ran: (same) => `完成。扫描在引擎中运行，不含任何消融。${same > 0 ? `两个提示词到位置 ${same - 1} 为止相同，残差流也相同：在那里修补不会改变任何东西，所以这些格子就是损坏运行的指标，没有再运行（头的输出也从位置 ${same} 起修补）。` : ''}`,
       stale: '扫描运行期间提示词或指标改变了：请再运行一次。',

@@ -157,9 +157,13 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
       label: t('iv.zLabel', L, H), readout,
     });
     maps = [resid, z];
+    // a corruption that hardly moves the metric (under 5% of its size): the shares below divide by
+    // that small gap, so their colours say little; said above them
+    const gap = Math.abs(r.clean - r.corrupted), small = gap < 0.05 * Math.max(1, Math.abs(r.clean), Math.abs(r.corrupted));
     root.append(
       el('p', { class: 'pvalues', dataset: { clean: String(r.clean), corrupted: String(r.corrupted) } },
         t('iv.metricValues', r.aText, r.bText, r.clean, r.corrupted)),
+      ...(small ? [el('p', { class: 'notice pgap' }, t('iv.smallGap', gap))] : []),
       el('h3', { class: 'sub' }, t('iv.residTitle')), resid.wrap,
       el('h3', { class: 'sub' }, t('iv.zTitle')), z.wrap,
       readout,
