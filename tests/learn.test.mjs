@@ -134,6 +134,28 @@ test('sandbox: exact softmax, a bad value named beside its field and no NaN, the
   await shared.release(page);
 });
 
+test('on a phone the tour brings each view above its box: what follows the introduction at the top of the screen', async () => {
+  const { page, errors } = await openPage('?model=austen&lang=en', { width: 375, height: 740 });
+  await page.click('#guide-start');
+  await page.waitForFunction(() => !document.getElementById('guide').hidden);
+  for (let k = 2; k <= 3; k++) {
+    await page.click('#guide-next');
+    await page.waitForFunction((n) => new URL(location.href).searchParams.get('guide') === String(n), k);
+  }
+  await page.waitForSelector('#steps .stage');
+  await page.waitForTimeout(300); // (brought to the top again once drawn)
+  const at = await page.evaluate(() => {
+    const top = (e) => Math.round(e.getBoundingClientRect().top);
+    const lede = document.querySelector('#steps-panel > .lede');
+    return { after: top(lede.nextElementSibling), lede: top(lede), stage: top(document.querySelector('#steps .stage')), box: top(document.getElementById('guide')) };
+  });
+  assert.ok(Math.abs(at.after) <= 2, `what follows the introduction at the top: ${JSON.stringify(at)}`);
+  assert.ok(at.lede < 0, 'the introduction above the screen');
+  assert.ok(at.stage < at.box, `the first stage starts above the tour's box: ${JSON.stringify(at)}`);
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
 test('presets and the guided tour set the URL state; the glossary opens from a learner view', async () => {
   const { page, errors } = await openPage('?model=gpt2-tiny&lang=zh');
   // the tour: step k of n, each switching the view; Next and Previous, recorded as guide=

@@ -92,12 +92,18 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
 
   // ------------------------------------------------------------ showing a view
   let pendingFocus = null;
+  /** A panel brought to the top of the screen: on a phone from what follows its introduction, so
+   * that the tour's box (about half the screen) covers the text it sums up, not the view. */
+  function toTop(panel) {
+    const from = matchMedia('(max-width: 760px)').matches ? panel.querySelector(':scope > .lede')?.nextElementSibling : null;
+    (from ?? panel).scrollIntoView({ block: 'start', behavior: 'instant' });
+  }
   function focusView(view) {
     const panel = view && $(panelOf(view));
     if (!panel || S.embed) return;
     for (const p of document.querySelectorAll('.card.focused')) p.classList.remove('focused');
     panel.classList.add('focused');
-    panel.scrollIntoView({ block: 'start', behavior: 'instant' });
+    toTop(panel);
     pendingFocus = view; // once more after the next draw: the page's height changes while it fills
   }
 
@@ -179,7 +185,7 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
         const view = pendingFocus;
         pendingFocus = null;
         const panel = $(panelOf(view));
-        if (panel && !S.embed) { panel.classList.add('focused'); panel.scrollIntoView({ block: 'start', behavior: 'instant' }); }
+        if (panel && !S.embed) { panel.classList.add('focused'); toTop(panel); }
       }
     },
     clear() { residualView.clear(); residualDrawn = null; describeResidual(); },
