@@ -78,3 +78,25 @@ test('a 1000-character prompt with the steps, residual and output panels on scre
   const said = report.map(({ panel, T, tasks }) => `${panel} (${T} tokens): ${tasks.join(', ') || 'none'}`).join('; ');
   assert.ok(report.every(({ tasks }) => Math.max(0, ...tasks) <= LONG_TASK), `main-thread tasks over ${LONG_TASK} ms: ${said}`);
 });
+
+test('step by step at a long prompt: the key its scalar form shows is whole in the key table\'s box, however far down', { timeout: 60000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // the key pinned at 180 (of about 225): far below the top of the box, which shows about 14 rows
+  await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent(PROMPT)}&key=180`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.$eval('#steps-panel', (e) => e.scrollIntoView());
+  await page.waitForSelector('#steps .keys-scroll tbody tr.current');
+  await page.waitForTimeout(500); // (scrolled in the frame after the drawing)
+  const at = await page.evaluate(() => {
+    const box = document.querySelector('#steps .keys-scroll'), row = box.querySelector('tbody tr.current');
+    const b = box.getBoundingClientRect(), r = row.getBoundingClientRect(), head = box.querySelector('thead').getBoundingClientRect().height;
+    return { j: Number(row.dataset.j), top: r.top - b.top - head, bottom: b.bottom - r.bottom, scrolled: box.scrollTop };
+  });
+  assert.equal(at.j, 180);
+  assert.ok(at.top >= 0 && at.bottom >= 0 && at.scrolled > 0, JSON.stringify(at));
+  assert.match(await page.textContent('#steps-scalar'), /key 180/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -317,6 +317,22 @@ export function createSteps({ root, query, onQuery, onKey }) {
     nav.restore(Math.max(0, at));
     restoring = false;
     fillQuery();
+    keepKeyInView();
+  }
+
+  /** The key table's box (new with each drawing, at its top) scrolled so that the key the scalar
+   * form shows is whole in it: at a long prompt the largest weight may be hundreds of rows down.
+   * Once a drawing, after its frame's layout (not on hover: the rows would move under the pointer). */
+  function keepKeyInView() {
+    const box = root.querySelector('.keys-scroll'), row = box?.querySelector('tbody tr.current');
+    if (!row) return;
+    requestAnimationFrame(() => {
+      if (!row.isConnected) return;
+      const b = box.getBoundingClientRect(), r = row.getBoundingClientRect();
+      const head = box.querySelector('thead')?.getBoundingClientRect().height ?? 0;
+      if (r.bottom > b.bottom) box.scrollTop += r.bottom - b.bottom + r.height / 2;
+      else if (r.top < b.top + head) box.scrollTop -= b.top + head - r.top;
+    });
   }
 
   query.addEventListener('input', () => onQuery(Number(query.value)));
