@@ -165,7 +165,13 @@ const FRAME_CSS = `
 .lv-text .lv-target { margin: .1em 0 .3em; }
 .lv-text #translation-done { font-size: 12.5px; font-weight: 600; margin: 0 0 .3em; }
 .lv-text .lv-source { margin: .1em 0 0; font: 16px/1.5 Georgia, "Noto Serif CJK SC", serif; }
-.lv-body { flex: 1 1 auto; min-height: 0; overflow: auto; }
+.lv-body { flex: 1 1 auto; min-height: 0; overflow: auto;
+  /* a frame given a height scrolls: a shadow at the edge where more is hidden says so */
+  background:
+    linear-gradient(var(--card) 30%, transparent) top / 100% 2.5em no-repeat local,
+    linear-gradient(to top, var(--card) 30%, transparent) bottom / 100% 2.5em no-repeat local,
+    radial-gradient(farthest-side at 50% 0, var(--scroll-shadow, rgba(0, 0, 0, .18)), transparent) top / 100% .75em no-repeat scroll,
+    radial-gradient(farthest-side at 50% 100%, var(--scroll-shadow, rgba(0, 0, 0, .18)), transparent) bottom / 100% .75em no-repeat scroll; }
 .lv-controls { display: flex; flex-wrap: wrap; gap: .2em .8em; align-items: center; margin: .1em 0 .3em; font-size: 13px; }
 .lv-controls label { margin: 0; }
 .lv-controls select { padding: 0 .2em; }
