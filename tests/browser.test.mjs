@@ -497,6 +497,17 @@ test('translate mode: the engine\'s greedy translation, its cross-attention and 
   want.model.free();
   want.tok.free();
   await shared.release(page);
+  // the last step taken by keyboard (the page opened one token short): Step writes </s> and rests,
+  // and the focus goes to the prompt, not to the page
+  const short = want.tgt.slice(1, -1).join(',');
+  const { page: one } = await openPage(`?model=zh-en&prompt=${encodeURIComponent(text)}&steps=${short}`);
+  await one.waitForFunction(() => document.body.dataset.ready === 'true' && !document.getElementById('step').disabled);
+  await one.focus('#step');
+  await one.keyboard.press('Enter');
+  await finished(one);
+  await one.waitForFunction(() => document.getElementById('step').disabled);
+  assert.equal(await one.evaluate(() => document.activeElement?.id), 'prompt');
+  await shared.release(one);
 });
 
 test('translate mode: step back through the decoding, force another word, type a new source', async () => {

@@ -331,7 +331,7 @@ function drawView(v) {
   // a translation that wrote </s> has nothing to go on with: Step and Generate rest (the text
   // panel says it is complete) until the source or the steps change
   translationEnded = !!v.finished;
-  if (!client.generating) $('step').disabled = $('generate').disabled = translationEnded;
+  if (!client.generating) restStepping(translationEnded);
   const s = v.sampling;
   top.update(v, `${v.version}|${s.temperature}|${s.topK}|${s.topP}|${v.top.length}`);
   lines.update(v.attn, rowT, colT);
@@ -475,6 +475,14 @@ function setSpeed(...parts) {
 }
 
 let translationEnded = false; // the translation shown ends with </s> (drawText): Step and Generate rest
+let focusBack = null; // Step or Generate, pressed by keyboard focus: focused again when the run ends
+/** Step and Generate resting after </s>, or not; a focus on either goes to the prompt, not to the
+ * page (a disabled button loses it). */
+function restStepping(rest) {
+  const buttons = [$('step'), $('generate')];
+  if (rest && buttons.includes(document.activeElement)) $('prompt').focus();
+  for (const b of buttons) b.disabled = rest;
+}
 function generate(n) {
   if (!info) return;
   if (client.generating) { if (translating()) translateAgain = true; return; }
@@ -482,7 +490,8 @@ function generate(n) {
   setSpeed();
   document.body.dataset.generating = 'true';
   $('stop').disabled = false;
-  $('step').disabled = $('generate').disabled = true;
+  focusBack = [$('step'), $('generate')].find((b) => b === document.activeElement) ?? focusBack;
+  $('step').disabled = $('generate').disabled = true; // (while the run goes on)
   client.generate({ seq: seq(), look: look(), sampling: sampling(), topN: 15, seed: S.seed, n, gridKey: grid.key, ablate: S.ablate });
 }
 const translate = () => generate(info.n_ctx);
@@ -511,7 +520,10 @@ function onGenerated(d) {
   flushUrl();
   document.body.dataset.generating = 'false';
   $('stop').disabled = true;
-  $('step').disabled = $('generate').disabled = translationEnded;
+  restStepping(translationEnded);
+  // the focus where it was when the run was asked for (lost with the disabled button meanwhile)
+  if (focusBack && (document.activeElement === document.body || !document.activeElement)) (translationEnded ? $('prompt') : focusBack).focus();
+  focusBack = null;
   const n = S.steps.length;
   const nCtx = d.nCtx;
   const ended = d.reason === 'context' ? () => t('ended.context', n, nCtx) : d.reason === 'stop' ? () => t('ended.stop', n) : null;

@@ -190,7 +190,7 @@ const FRAME_CSS = `
 .zoom #view-range { font-size: 12px; }
 .heat { margin-top: .2em; }
 #overview { margin: .3em 0; }
-.steps .stage:first-child { border-top: 0; padding-top: .2em; }
+.steps .stage:first-child, .steps > .notice:first-child + .stage { border-top: 0; padding-top: .2em; }
 .lv[data-state="waiting"] .lv-body, .lv[data-state="waiting"] .lv-text, .lv[data-state="loading"] .lv-body,
 .lv[data-state="error"] .lv-body { display: none; }
 .lv[data-state="waiting"], .lv[data-state="loading"] { min-height: 6em; }

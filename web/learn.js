@@ -95,7 +95,8 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
   /** A panel brought to the top of the screen: on a phone from what follows its introduction, so
    * that the tour's box (about half the screen) covers the text it sums up, not the view. */
   function toTop(panel) {
-    const from = matchMedia('(max-width: 760px)').matches ? panel.querySelector(':scope > .lede')?.nextElementSibling : null;
+    let from = matchMedia('(max-width: 760px)').matches ? panel.querySelector(':scope > .lede')?.nextElementSibling : null;
+    while (from && from.checkVisibility?.() === false) from = from.nextElementSibling; // (a notice hidden here)
     (from ?? panel).scrollIntoView({ block: 'start', behavior: 'instant' });
   }
   function focusView(view) {

@@ -426,8 +426,10 @@ export function createFfn({ root, query, onQuery }) {
           !(b[0] < L + 10 + title && b[1] - 12 < T + 16);
         const spots = [[px + 9, py - 8], [px - 9 - lw, py - 8], [px + 9, py + 18], [px - 9 - lw, py + 18]];
         const near = spots.find((b) => inside(b) && clear(b));
-        const [lx, ly] = near ?? [[L + 6, T + 34], [R - 4 - lw, B - 8]].find((b) => inside(b) && clear(b)) ?? spots[0];
-        if (!near) { // a line from the label's nearer end to the point
+        const apart = near ? null : [[L + 6, T + 34], [R - 4 - lw, B - 8]].find((b) => inside(b) && clear(b));
+        // with no room at all: beside the point, kept on the canvas and below the axis title
+        const [lx, ly] = near ?? apart ?? [Math.max(L + 4, Math.min(px + 9, R - lw - 6)), Math.max(T + 28, py - 8)];
+        if (apart) { // a line from the label's nearer end to the point
           const ex = px > lx + lw ? lx + lw + 3 : px < lx ? lx - 3 : px;
           ctx.strokeStyle = muted;
           ctx.lineWidth = 1;

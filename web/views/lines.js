@@ -94,6 +94,6 @@ export function createLines({ scroller, canvas }) {
       canvas.setAttribute('aria-label', t('linesCanvasLabel', i, rows[i]?.text ?? ''));
       schedule();
     },
-    relabel() { if (m) canvas.setAttribute('aria-label', t('linesLabel', query, rows[query]?.text ?? '')); },
+    relabel() { if (m) canvas.setAttribute('aria-label', t('linesCanvasLabel', query, rows[query]?.text ?? '')); },
   };
 }
