@@ -83,7 +83,8 @@ test('step by step at a long prompt: the key its scalar form shows is whole in t
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  // the key pinned at 180 (of about 225): far below the top of the box, which shows about 14 rows
+  // the key pinned at 180 (of about 225; the table lists the 96 largest weights and it): far below
+  // the top of the box, which shows about 14 rows
   await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent(PROMPT)}&key=180`);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
   await page.$eval('#steps-panel', (e) => e.scrollIntoView());

@@ -321,7 +321,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   /** The key table's box (new with each drawing, at its top) scrolled so that the key the scalar
-   * form shows is whole in it: at a long prompt the largest weight may be hundreds of rows down.
+   * form shows is whole in it: at a long prompt it may be dozens of rows down (of KEY_ROWS + 1).
    * Once a drawing, after its frame's layout (not on hover: the rows would move under the pointer). */
   function keepKeyInView() {
     const box = root.querySelector('.keys-scroll'), row = box?.querySelector('tbody tr.current');
