@@ -147,7 +147,7 @@ export function createHeatmap({ canvas, minimap, readout, legend, range, buttons
     const { R, C, first } = m, values = m.pattern ?? m.shown, row = (R - 1) * C;
     let best = C - 1, most = -Infinity;
     for (let j = first; j < C; j++) if (values[row + j] > most) { most = values[row + j]; best = j; }
-    return best - first;
+    return Math.max(0, best - first);
   }
 
   function colourImage() {
