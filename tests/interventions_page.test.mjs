@@ -179,6 +179,8 @@ test('a long patching sweep: the page says how far it is, other views are answer
   await page.waitForFunction(() => /Running … [\d,]+ of [\d,]+ patched runs/.test(document.getElementById('patch-status').textContent));
   const [done, all] = /Running … ([\d,]+) of ([\d,]+)/.exec(await page.textContent('#patch-status')).slice(1).map((s) => Number(s.replace(/,/g, '')));
   assert.ok(done < all, `${done} of ${all}`);
+  // rewritten every slice: said once by a screen reader, then quiet until the sweep ends
+  await page.waitForFunction(() => document.getElementById('patch-status').getAttribute('aria-live') === 'off');
   // another layer is drawn while the sweep runs
   await page.selectOption('#layer', '2');
   await page.waitForFunction(() => /layer 2/.test(document.getElementById('legend').textContent) && document.body.dataset.ready === 'true');
@@ -188,6 +190,7 @@ test('a long patching sweep: the page says how far it is, other views are answer
   assert.equal(await page.evaluate(() => document.body.dataset.patching), 'stopped');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'patch-run');
   assert.match(await page.textContent('#patch-status'), /^Stopped after [\d,]+ of [\d,]+ patched runs/);
+  assert.equal(await page.getAttribute('#patch-status', 'aria-live'), 'polite', 'how it ended is said');
   assert.equal(await page.isVisible('#patch-stop'), false);
   assert.equal(await page.isDisabled('#patch-run'), false);
   assert.equal(await page.$$eval('#patching canvas.pmap', (c) => c.length), 0, 'nothing drawn from a part of a sweep');

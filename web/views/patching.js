@@ -89,6 +89,9 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
     // the pace is timed from the first progress (done 0: the clean and corrupted runs, two whole
     // passes, are behind it), not from the click: counted in, they made the first estimate hours
     if (!busy || (done === 0 && total != null)) started = performance.now();
+    // a screen reader says the first of these (the region is polite), then they change quietly:
+    // a sweep rewrites them every 40 ms slice; how it ended is said again (idle)
+    status.setAttribute('aria-live', busy ? 'off' : 'polite');
     busy = true;
     progress = { done, total, work, workTotal };
     run.disabled = true;
@@ -105,6 +108,7 @@ export function createPatching({ root, corrupt, tokA, tokB, run, stop, status, n
    * to the page with the button hidden). */
   const idle = () => {
     busy = false;
+    status.setAttribute('aria-live', 'polite');
     root.removeAttribute('aria-busy');
     const hadFocus = stop.contains(activeOf(stop));
     stop.hidden = true;
