@@ -323,15 +323,14 @@ function checkInteger(value, what) {
   return value;
 }
 
-/** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
-/** The first position where two prompts of one length differ (their length if nowhere). */
 /**
  * The cells of a patching sweep over T positions whose prompts first differ at `same`, in order:
- * { l, k, from }, k a position (resid_pre) or a head (z). A patch before `same` changes nothing:
- * from -1, no run. Else a patch at layer l and position p changes only the layers from l on at
- * the positions from p on, so its run starts there, from the corrupted run's stream entering layer
- * l; and one position earlier if the last run patched it (`dirty`: the first position whose keys
- * and values, in layer l and after, are still the last patched run's), to put them back.
+ * { l, k, from, work }, k a position (resid_pre) or a head (z). A patch before `same` changes
+ * nothing: from -1, no run. Else a patch at layer l and position p changes only the layers from l
+ * on at the positions from p on, so its run starts there, from the corrupted run's stream entering
+ * layer l; and one position earlier if the last run patched it (`dirty`: the first position whose
+ * keys and values, in layer l and after, are still the last patched run's), to put them back. Its
+ * work is the rows times layers it runs.
  */
 function* sweepCells(T, same, nl, nh, hook) {
   const width = hook === 'z' ? nh : T;
@@ -339,11 +338,11 @@ function* sweepCells(T, same, nl, nh, hook) {
   for (let l = 0; l < nl; l++) {
     for (let k = 0; k < width; k++) {
       if (hook === 'z' ? same === T : k < same) {
-        yield { l, k, from: -1 };
+        yield { l, k, from: -1, work: 0 };
         continue;
       }
-      const first = hook === 'z' ? same : k;
-      yield { l, k, from: Math.min(first, dirty) };
+      const first = hook === 'z' ? same : k, from = Math.min(first, dirty);
+      yield { l, k, from, work: (T - from) * (nl - l) };
       dirty = first;
     }
   }
@@ -352,10 +351,10 @@ function* sweepCells(T, same, nl, nh, hook) {
 /** How many runs a patching sweep makes, and its work in rows times layers (see sweepCells). */
 function sweepSize(T, same, nl, nh, hook) {
   let runs = 0, work = 0;
-  for (const { l, from } of sweepCells(T, same, nl, nh, hook)) {
-    if (from < 0) continue;
+  for (const cell of sweepCells(T, same, nl, nh, hook)) {
+    if (cell.from < 0) continue;
     runs++;
-    work += (T - from) * (nl - l);
+    work += cell.work;
   }
   return { runs, work };
 }
@@ -370,12 +369,14 @@ function sweepPrompts(session, { clean, corrupted, hook }, what) {
   return { c, x };
 }
 
+/** The first position where two prompts of one length differ (their length if nowhere). */
 function firstDifference(a, b) {
   let k = 0;
   while (k < a.length && a[k] === b[k]) k++;
   return k;
 }
 
+/** value as given, for messages: 2 ** 32 + 1 prints as 4294967297, a string with its quotes */
 function show(value) {
   if (value !== null && typeof value === 'object') return ArrayBuffer.isView(value) ? `a ${value.constructor.name}` : Array.isArray(value) ? 'an array' : 'an object';
   return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);
@@ -1164,7 +1165,7 @@ class Session {
       this.reset();
       this.forward(x);
       yield { done, total, work, workTotal }; // (the clean and corrupted runs are done)
-      for (const { l, k, from } of sweepCells(T, same, nl, nh, hook)) {
+      for (const { l, k, from, work: cost } of sweepCells(T, same, nl, nh, hook)) {
         if (from < 0) {
           data[l * width + k] = finite(plain ??= metric(this.logits()), l, k);
           continue;
@@ -1186,7 +1187,7 @@ class Session {
           runner.clearEdits();
         }
         data[l * width + k] = finite(value, l, k);
-        work += (T - from) * (nl - l);
+        work += cost;
         yield { done: ++done, total, work, workTotal };
       }
     } finally {

@@ -181,6 +181,13 @@ export const VIEW_VARS = ['--strip-mid', '--ink', '--muted', '--accent', '--sele
 const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];
 
 /** A number as the stage views write it: fixed decimals, a true minus sign, no "−0.000", −∞. */
+/** A label of at most n characters (code points): cut short, its last one an ellipsis where n
+ * leaves room for it and a character. */
+export function clip(text = '', n) {
+  const c = Array.from(text);
+  return c.length <= n ? text : n >= 3 ? `${c.slice(0, n - 1).join('')}…` : c.slice(0, n).join('');
+}
+
 export function num(x, d = 3) {
   if (x === -Infinity) return '−∞';
   if (!Number.isFinite(x)) return '';

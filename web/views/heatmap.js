@@ -4,12 +4,10 @@
 // interaction costs more than one small blit. Wheel, drag, pinch and the keyboard zoom and pan; a
 // minimap shows the whole matrix with the part in view; the newest query stays in view while the
 // text grows, until the reader moves the view elsewhere.
-import { LUT, gate, counted, activeOf, cssRgb, cssVar } from './common.js';
+import { LUT, gate, counted, activeOf, cssRgb, cssVar, clip } from './common.js';
 import { t } from '../i18n.js';
 
 const LABEL_CELL = 10; // cells at least this large get token labels
-/** A token's label of at most n characters: cut short with an ellipsis. */
-const clip = (text = '', n) => { const c = Array.from(text); return c.length > n ? `${c.slice(0, n - 1).join('')}…` : text; };
 const MIN_CELL = 0.25, MAX_CELL = 48;
 
 export function createHeatmap({ canvas, minimap, readout, legend, range, buttons, onCell, maxHeight = () => 520, short = false }) {

@@ -5,7 +5,7 @@
 // attention split into heads), or each layer's stream read through W_U (a post-LN decoder).
 // Every number is the engine's or was computed from the engine's tensors in the worker
 // (web/residual.js); this module only lays them out.
-import { gate, el, cssVar, num, LUT, divergingColour, positionMenu, warmCss, VIEW_VARS } from './common.js';
+import { gate, el, cssVar, num, LUT, divergingColour, positionMenu, warmCss, VIEW_VARS, clip } from './common.js';
 import { t, getArch } from '../i18n.js';
 
 const f = num;
@@ -76,9 +76,7 @@ function normMap({ norms, rows, T }, tokens, { pos, label, onPick, stackName, co
       for (let i = 0; i < T; i++) {
         const s = tokText(tokens[i]);
         const shown = s.length > fit && s.startsWith('␣') ? s.slice(1) : s;
-        // cut short with an ellipsis where there is room for one and a character
-        const cut = shown.length <= fit ? shown : fit >= 3 ? `${shown.slice(0, fit - 1)}…` : shown.slice(0, fit);
-        ctx.fillText(cut || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
+        ctx.fillText(clip(shown, fit) || '·', LEFT + i * cw + 1, TOP + RH * rows + 13);
       }
     }
     canvas.dataset.cw = String(cw);
