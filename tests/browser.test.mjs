@@ -603,7 +603,7 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('key') === '4');
   // a colour strip reads out the engine's value on hover
-  const box = await page.$eval('#steps [data-stage="qkvTitle"] canvas', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  const box = await page.$eval('#steps [data-stage="qkvTitle"] .strip', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
   await page.mouse.move(box.x + box.w * (5.5 / D), box.y + box.h / 2);
   assert.equal(await page.textContent('.steps-tip'), `q[5] = ${q[(4 * H + 2) * D + 5].toFixed(4).replace('-', '−')}`);
   // the matrix form: the softmax weights of every query

@@ -181,10 +181,11 @@ test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG
         crisp: [...doc.querySelectorAll('image')].filter((e) => /image-rendering:\s*pixelated/.test(e.getAttribute('style') ?? '')).length,
       };
     }, svg.bytes.toString('utf8'));
-    // canvases the page scales up with sharp pixels (heatmap thumbnails, strips) stay sharp in the file
-    const pixelated = await page.$$eval(`#${panel} canvas`, (cs) => cs.filter((c) => c.getBoundingClientRect().width > 0 &&
+    // canvases and strips (parts of one image: .sheet) the page scales up with sharp pixels
+    // (heatmap thumbnails, strips) stay sharp in the file
+    const pixelated = await page.$$eval(`#${panel} canvas, #${panel} .sheet`, (cs) => cs.filter((c) => c.getBoundingClientRect().width > 0 &&
       getComputedStyle(c).imageRendering === 'pixelated').length);
-    assert.ok(parsed.crisp >= pixelated, `${panel}: ${parsed.crisp} sharp images for ${pixelated} pixelated canvases`);
+    assert.ok(parsed.crisp >= pixelated, `${panel}: ${parsed.crisp} sharp images for ${pixelated} pixelated canvases and strips`);
     if (panel === 'steps-panel') assert.ok(pixelated > 0, 'the step-by-step panel has pixelated strips to check');
     assert.equal(parsed.error, null, `${panel}: the SVG parses`);
     assert.equal(parsed.tag, 'svg');

@@ -1,6 +1,7 @@
-// The export of the step-by-step view keeps its key and value strips: the table draws them as
-// slices of one image per column (a background per row, not a canvas each), and the SVG export
-// cuts the same slices out of that image.
+// The export of the step-by-step view keeps its strips: the view draws them all (the key and value
+// strips of its table, the query, the heads' blocks, the sums) as parts of one image (a background
+// per strip, not a canvas each), and the SVG export cuts the same parts out of that image, written
+// as PNG.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
@@ -18,20 +19,89 @@ after(async () => {
   server?.close();
 });
 
-test('an SVG of the step-by-step view holds every key and value strip of its table', { timeout: 120000 }, async () => {
+test('an SVG of the step-by-step view holds every strip, cut from the pixels of the image it shows', { timeout: 120000 }, async () => {
   const page = await browser.newPage();
   await page.goto(`${origin}/web/?model=induction&embed=1&view=steps`);
   await page.waitForFunction(() => document.querySelectorAll('#steps-panel table.keys .sheet').length > 0, null, { timeout: 60000 });
-  const { strips, images, sheetUrls } = await page.evaluate(async () => {
+  const { strips, tableStrips, clipped, sheetUrls, same } = await page.evaluate(async () => {
     const { elementToSvg } = await import('/web/export.js');
-    const strips = document.querySelectorAll('#steps-panel table.keys .sheet');
+    const strips = document.querySelectorAll('#steps-panel .sheet');
     const svg = elementToSvg(document.getElementById('steps-panel'));
     const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
     const images = [...doc.querySelectorAll('image[clip-path]')].map((i) => i.getAttribute('xlink:href') ?? i.getAttributeNS('http://www.w3.org/1999/xlink', 'href'));
-    const sheetUrls = new Set([...strips].map((s) => /url\("?([^")]+)/.exec(getComputedStyle(s).backgroundImage)[1]));
-    return { strips: strips.length, images, sheetUrls: [...sheetUrls] };
+    const sheetUrls = [...new Set([...strips].map((s) => /url\("?([^")]+)/.exec(getComputedStyle(s).backgroundImage)[1]))];
+    const pixels = async (url) => {
+      const img = new Image();
+      img.src = url;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.naturalWidth;
+      c.height = img.naturalHeight;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      return Array.from(g.getImageData(0, 0, c.width, c.height).data).join(',');
+    };
+    const shown = await Promise.all(sheetUrls.map(pixels));
+    const hrefs = [...new Set(images)], exported = new Map(await Promise.all(hrefs.map(async (u) => [u, await pixels(u)])));
+    return {
+      strips: strips.length, tableStrips: document.querySelectorAll('#steps-panel table.keys .sheet').length,
+      clipped: images.length, sheetUrls,
+      same: images.filter((u) => shown.includes(exported.get(u))).length,
+    };
   });
-  const fromSheets = images.filter((u) => sheetUrls.includes(u));
-  assert.equal(fromSheets.length, strips, 'one clipped image per strip, cut from the sheet it shows');
+  assert.ok(strips > tableStrips, 'the strips outside the key table are parts of the image too');
+  assert.equal(sheetUrls.length, 1, 'one image for the whole drawing');
+  assert.match(sheetUrls[0], /^data:image\/bmp;base64,/);
+  assert.equal(clipped, strips, 'one clipped image per strip');
+  assert.equal(same, strips, 'each with the pixels of the image the strip shows');
+  await page.close();
+});
+
+// Each strip is a part of one image, placed by its background's size and position: a strip placed
+// on its neighbour's part would still read out its own numbers on hover, so the test reads the
+// colours drawn. Every cell of a one-row strip whose colour is clearly off the neutral grey is
+// orange for a positive number and blue for a negative one (the cells found from the strip's own
+// readout: where the name it reads out changes).
+test('every strip of the step-by-step view is drawn with its own numbers', { timeout: 120000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await page.goto(`${origin}/web/?model=austen&embed=1&view=steps`);
+  await page.waitForFunction(() => document.querySelectorAll('#steps-panel table.keys .sheet').length > 0, null, { timeout: 60000 });
+  await page.evaluate(() => document.fonts.ready);
+  const shot = await page.screenshot({ fullPage: true });
+  const { strips, cells, wrong } = await page.evaluate(async (png) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${png}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth;
+    c.height = img.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const pixel = (x, y) => g.getImageData(Math.round(x), Math.round(y), 1, 1).data;
+    let strips = 0, cells = 0;
+    const wrong = [];
+    for (const s of document.querySelectorAll('#steps-panel .sheet')) {
+      const r = s.getBoundingClientRect();
+      if (r.height > 20 || r.width < 40 || getComputedStyle(s).opacity !== '1') continue; // one-row strips, not dimmed (masked keys)
+      strips++;
+      // the cells: runs of one name in the readout across the strip
+      const probes = Array.from({ length: 400 }, (_, i) => (i + 0.5) / 400), runs = [];
+      for (const x of probes) {
+        const [name, value] = s.readout(x, 0.5).split(' = ');
+        if (runs.at(-1)?.name === name) runs.at(-1).to = x;
+        else runs.push({ name, value: Number(value.replace('−', '-')), from: x, to: x });
+      }
+      for (const { name, value, from, to } of runs) {
+        const [red, , blue] = pixel(r.left + scrollX + r.width * (from + to) / 2, r.top + scrollY + r.height / 2);
+        if (Math.abs(red - blue) < 60) continue; // near the neutral grey: too small to tell
+        cells++;
+        if (Math.sign(red - blue) !== Math.sign(value)) wrong.push(`${name} = ${value}: rgb ${red} … ${blue}`);
+      }
+    }
+    return { strips, cells, wrong };
+  }, shot.toString('base64'));
+  assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} cells coloured against their sign`);
+  assert.ok(strips >= 10, `one-row strips checked: ${strips}`);
+  assert.ok(cells >= 200, `cells checked: ${cells}`);
   await page.close();
 });

@@ -205,18 +205,21 @@ export function elementToSvg(root, { title = '' } = {}) {
     }
   }
 
-  /** A strip cut from one image of many rows (a data-URL background sized 100% x L*100%, shifted
-   * to its row: the step-by-step key table), as that image clipped to the strip. */
+  /** A strip cut from one image of many strips (a data-URL background, sized and placed in
+   * percentages on that image: views/common.js's valueSheets), as that image clipped to the strip. */
+  const pngs = new Map(); // a sheet's BMP data URL -> the same pixels as a PNG data URL
   function paintSheet(el, cs, r) {
-    const url = /^url\("?(data:image\/png;base64,[^")]+)"?\)$/.exec(cs.backgroundImage)?.[1];
-    const size = /^100% ([\d.]+)%$/.exec(cs.backgroundSize);
+    const url = /^url\("?(data:image\/(?:png|bmp);base64,[^")]+)"?\)$/.exec(cs.backgroundImage)?.[1];
+    const size = /^([\d.]+)% ([\d.]+)%$/.exec(cs.backgroundSize);
     if (!url || !size) return;
-    const rows = Number(size[1]) / 100, at = parseFloat(cs.backgroundPositionY) / 100 || 0;
-    const h = r.height * rows, y = r.top + (r.height - h) * at;
+    const w = (r.width * Number(size[1])) / 100, h = (r.height * Number(size[2])) / 100;
+    const x = r.left + (r.width - w) * (parseFloat(cs.backgroundPositionX) / 100 || 0);
+    const y = r.top + (r.height - h) * (parseFloat(cs.backgroundPositionY) / 100 || 0);
+    if (!pngs.has(url)) pngs.set(url, bmpAsPng(url));
     const id = `clip${++clips}`;
     defs.push(`<clipPath id="${id}"><rect ${rectOf(r)}/></clipPath>`);
-    out.push(`<image clip-path="url(#${id})" x="${px(r.left - ox)}" y="${px(y - oy)}" width="${px(r.width)}" height="${px(h)}" ` +
-      `preserveAspectRatio="none"${crisp(cs)} xlink:href="${url}"/>`);
+    out.push(`<image clip-path="url(#${id})" x="${px(x - ox)}" y="${px(y - oy)}" width="${px(w)}" height="${px(h)}" ` +
+      `preserveAspectRatio="none"${crisp(cs)} xlink:href="${pngs.get(url)}"/>`);
   }
 
   function walk(el) {
@@ -274,6 +277,31 @@ export function elementToSvg(root, { title = '' } = {}) {
     (defs.length ? `<defs>${defs.join('')}</defs>\n` : '') +
     `<rect width="100%" height="100%" fill="${transparent(pageBg) ? '#fff' : pageBg}"/>\n` +
     `${out.join('\n')}\n</svg>\n`;
+}
+
+/** A BMP data URL of 8 or 24 bits a pixel (the strips' images: views/common.js) as a PNG data URL
+ * of the same pixels, for SVG readers, which need not read BMP; any other URL as it is. */
+function bmpAsPng(url) {
+  if (!url.startsWith('data:image/bmp;base64,')) return url;
+  const bin = atob(url.slice(url.indexOf(',') + 1));
+  const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0)), view = new DataView(bytes.buffer);
+  const at = view.getUint32(10, true), W = view.getInt32(18, true), H0 = view.getInt32(22, true);
+  const bits = view.getUint16(28, true), palette = 14 + view.getUint32(14, true);
+  if (![8, 24].includes(bits) || view.getUint32(30, true) !== 0 || W < 1 || !H0) return url;
+  const H = Math.abs(H0), stride = ((W * bits) / 8 + 3) & ~3;
+  const img = new ImageData(W, H);
+  for (let y = 0; y < H; y++) {
+    const row = at + (H0 < 0 ? y : H - 1 - y) * stride; // (a positive height: rows from the bottom)
+    for (let x = 0; x < W; x++) {
+      const o = bits === 8 ? palette + 4 * bytes[row + x] : row + 3 * x, p = 4 * (y * W + x);
+      img.data[p] = bytes[o + 2]; img.data[p + 1] = bytes[o + 1]; img.data[p + 2] = bytes[o]; img.data[p + 3] = 255;
+    }
+  }
+  const c = document.createElement('canvas');
+  c.width = W;
+  c.height = H;
+  c.getContext('2d').putImageData(img, 0, 0);
+  return c.toDataURL('image/png');
 }
 
 /** An SVG document (a string) drawn to a PNG Blob at `scale` device pixels per CSS pixel. */

@@ -214,10 +214,8 @@ export function divergingColour(v, scale, neutral) {
 /** values [height * width] as a canvas of one pixel each, stretched by CSS; a value that is not
  * finite is drawn neutral. The caller adds its readout. */
 export function valueCanvas(values, width, height, scale, neutral, cls = 'strip') {
-  let lo = Infinity, hi = -Infinity;
-  for (let k = 0; k < width * height; k++) if (Number.isFinite(values[k])) { lo = Math.min(lo, values[k]); hi = Math.max(hi, values[k]); }
   // a picture of numbers: named for a screen reader by what it holds (the hover reads each one out)
-  const c = el('canvas', { class: cls, role: 'img', 'aria-label': t('stripLabel', width * height, lo, hi) });
+  const c = el('canvas', { class: cls, role: 'img', 'aria-label': stripLabel(values, width * height) });
   c.width = width;
   c.height = height;
   const ctx = c.getContext('2d');
@@ -230,6 +228,143 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
   }
   ctx.putImageData(img, 0, 0);
   return c;
+}
+
+/** A strip's name for a screen reader: how many numbers, and their range. */
+function stripLabel(values, n) {
+  let lo = Infinity, hi = -Infinity;
+  for (let k = 0; k < n; k++) if (Number.isFinite(values[k])) { lo = Math.min(lo, values[k]); hi = Math.max(hi, values[k]); }
+  return t('stripLabel', n, lo, hi);
+}
+
+/**
+ * Value strips (vectors and small matrices, one pixel a value as valueCanvas draws them) shown as
+ * parts of one image per drawing, not a canvas each. Chromium makes every such canvas a layer of
+ * its own: the step-by-step view of a twelve-head model had about 60, and each redraw paid for
+ * their contexts and pixels in script and for the layers in the frame after (commit 19-21 ms of
+ * a 72-99 ms frame at 1024 tokens). The image is an uncompressed BMP written here (no encoder to
+ * run), named once, by a rule for a class of this view's own, in a style sheet the view's
+ * document or shadow root adopts (as a custom property read by each strip's var(), a data: URL
+ * was parsed again for every strip); each strip is a span showing its part as a background.
+ *
+ *   const sheets = valueSheets(root);        // once per view
+ *   const sheet = sheets.begin(neutral);     // per drawing
+ *   const node = sheet.strip(values, width, height, scale, 'strip');   // or region() and slice()
+ *   root.replaceChildren(...nodes, ...sheet.end());   // end(): a <style> where nothing adopts sheets
+ */
+let sheetCount = 0;
+export function valueSheets(root) {
+  const cls = `vsheet${++sheetCount}`;
+  const own = globalThis.CSSStyleSheet && 'replaceSync' in CSSStyleSheet.prototype ? new CSSStyleSheet() : null;
+  /** The rule in the view's own sheet, adopted where the view is; else the nodes to put in the view. */
+  function install(rule) {
+    const home = root.getRootNode();
+    if (!own || !('adoptedStyleSheets' in home)) return [el('style', {}, rule)];
+    if (!home.adoptedStyleSheets.includes(own)) home.adoptedStyleSheets = [...home.adoptedStyleSheets, own];
+    own.replaceSync(rule);
+    return [];
+  }
+  return {
+    begin(neutral) {
+      const regions = [], slices = [];
+      return {
+        /** values [height * width] as a part of the image, shown by slice(). */
+        region(values, width, height, scale) {
+          const g = { values, w: Math.max(1, width), h: Math.max(1, height), scale, x: 0, y: 0 };
+          regions.push(g);
+          return g;
+        },
+        /** A span showing rows [row, row + rows) of region g, stretched to its CSS box. */
+        slice(g, row = 0, rows = g.h, c = 'strip') {
+          const node = el('span', { class: `${c} sheet ${cls}` });
+          slices.push({ node, g, row, rows });
+          return node;
+        },
+        /** A whole region as a span named like valueCanvas's canvas. */
+        strip(values, width, height, scale, c = 'strip') {
+          const node = this.slice(this.region(values, width, height, scale), 0, height, c);
+          node.setAttribute('role', 'img');
+          node.setAttribute('aria-label', stripLabel(values, width * height));
+          return node;
+        },
+        /** Draws the image and places every slice on it; returns what the view must hold besides. */
+        end() {
+          if (!regions.length) return install('');
+          const { W, H } = pack(regions);
+          const url = `data:image/bmp;base64,${base64(bmp(regions, W, H, neutral))}`;
+          for (const { node, g, row, rows } of slices) {
+            const at = (offset, span, whole) => (whole > span ? (100 * offset) / (whole - span) : 0).toFixed(4);
+            node.style.backgroundSize = `${((100 * W) / g.w).toFixed(4)}% ${((100 * H) / rows).toFixed(4)}%`;
+            node.style.backgroundPosition = `${at(g.x, g.w, W)}% ${at(g.y + row, rows, H)}%`;
+          }
+          return install(`.sheet.${cls} { background-image: url(${url}); }\n`);
+        },
+      };
+    },
+  };
+}
+
+/** Places regions in one image: those of a width side by side in as many columns as fit the
+ * widest, each in the shortest column so far, the widths' groups one below another; a pixel of
+ * the neutral colour between neighbours, so that no scaled slice takes its neighbour's edge. */
+function pack(regions) {
+  const W = Math.max(...regions.map((g) => g.w));
+  const byWidth = new Map();
+  for (const g of regions) byWidth.set(g.w, [...(byWidth.get(g.w) ?? []), g]);
+  let y = 0;
+  for (const [w, group] of byWidth) {
+    const heights = new Array(Math.max(1, Math.floor((W + 1) / (w + 1)))).fill(0);
+    for (const g of group) {
+      const c = heights.indexOf(Math.min(...heights));
+      g.x = c * (w + 1);
+      g.y = y + heights[c];
+      heights[c] += g.h + 1;
+    }
+    y += Math.max(...heights);
+  }
+  return { W, H: y - 1 };
+}
+
+/** The regions as an 8-bit BMP, rows from the top (a negative height), on the neutral colour: a
+ * palette of PALETTE_STEPS steps each side of zero (a third of the bytes of 24-bit colour, so a
+ * third of the URL for the style sheet to read; valueCanvas's 512 steps a side look the same). */
+const PALETTE_STEPS = 127;
+function bmp(regions, W, H, neutral) {
+  const stride = (W + 3) & ~3, start = 54 + 4 * 256, size = start + stride * H;
+  const bytes = new Uint8Array(size), view = new DataView(bytes.buffer);
+  bytes[0] = 0x42; bytes[1] = 0x4d; // "BM"
+  view.setUint32(2, size, true);
+  view.setUint32(10, start, true); // where the pixels start
+  view.setUint32(14, 40, true); // BITMAPINFOHEADER
+  view.setInt32(18, W, true);
+  view.setInt32(22, -H, true);
+  view.setUint16(26, 1, true);
+  view.setUint16(28, 8, true);
+  view.setUint32(34, stride * H, true);
+  view.setUint32(46, 256, true); // colours in the palette
+  for (let i = 0; i < 256; i++) { // blue, green, red, 0; the last entry (unused) neutral
+    const [r, g, b] = i < 2 * PALETTE_STEPS + 1 ? divergingColour(i - PALETTE_STEPS, PALETTE_STEPS, neutral) : neutral;
+    bytes[54 + 4 * i] = b; bytes[55 + 4 * i] = g; bytes[56 + 4 * i] = r;
+  }
+  bytes.fill(PALETTE_STEPS, start);
+  for (const g of regions) {
+    const at = g.scale > 0 ? PALETTE_STEPS / g.scale : 0;
+    for (let r = 0; r < g.h; r++) {
+      const o = start + (g.y + r) * stride + g.x;
+      for (let k = 0; k < g.w; k++) {
+        const v = g.values[r * g.w + k];
+        bytes[o + k] = v - v === 0 ? Math.max(-PALETTE_STEPS, Math.min(PALETTE_STEPS, Math.round(v * at))) + PALETTE_STEPS : PALETTE_STEPS;
+      }
+    }
+  }
+  return bytes;
+}
+
+function base64(bytes) {
+  if (bytes.toBase64) return bytes.toBase64();
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(s);
 }
 
 /** divergingColour at 2 * DIVERGING_STEPS + 1 points from -scale to scale, as packed RGBA pixels

@@ -4,7 +4,7 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas, positionMenu, warmCss, VIEW_VARS } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueSheets, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t, getArch } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
@@ -12,19 +12,19 @@ const KEY_ROWS = 96;   // the key table lists at most this many keys (the larges
 const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
 const f = num, fp = numTerm;
 
-let sheets = 0; // (the sheets' class names: one count for every view, so that no two views' rules meet)
-
 export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
   canvasReadout(root);
   warmCss(root, VIEW_VARS);
+  const sheets = valueSheets(root);
+  let sheet = null; // the drawing's image of strips (valueSheets)
 
-  /** A vector (or a rows x n matrix) as a canvas, one pixel per value, stretched by CSS; the
+  /** A vector (or a rows x n matrix) as a strip, one pixel per value, stretched by CSS; the
    * values are read out on hover by name(row, index). */
   function strip(values, scale, name, { rows: R = 1, cls = 'strip' } = {}) {
     const n = values.length / R;
-    const c = valueCanvas(values, n, R, scale, neutral, cls);
+    const c = sheet.strip(values, n, R, scale, cls);
     c.readout = (x, y) => {
       const k = Math.min(n - 1, Math.floor(x * n)), r = Math.min(R - 1, Math.floor(y * R));
       return `${name(r, k)} = ${f(values[r * n + k], 4)}`;
@@ -68,34 +68,17 @@ export function createSteps({ root, query, onQuery, onKey }) {
       note(t('steps.qkvNote', D, s.H, s.M)), ...gqa);
   }
 
-  /** The sheets' rules in a style sheet of the view's own, adopted by the document or the shadow
-   * root the view is in (a page whose content security policy refuses <style> elements still
-   * takes it); returns the nodes to put in the view instead, where there is no such sheet. */
-  const own = globalThis.CSSStyleSheet && 'replaceSync' in CSSStyleSheet.prototype ? new CSSStyleSheet() : null;
-  function sheetRules(text) {
-    const home = root.getRootNode();
-    if (!own || !('adoptedStyleSheets' in home)) return [el('style', {}, text)];
-    if (!home.adoptedStyleSheets.includes(own)) home.adoptedStyleSheets = [...home.adoptedStyleSheets, own];
-    own.replaceSync(text);
-    return [];
-  }
-  /** The listed rows' vectors (a subarray each of data, width n) as one image: a canvas per row
-   * made a composited layer each, which at a few hundred rows froze the page. The image is named
-   * once, by a rule (rule) for the class the strips share, put in the view's style sheet (see
-   * sheetRules): as a custom property each strip's style read through var(), its data: URL was
-   * parsed again for every strip (at 1024 tokens, 60 ms of style a redraw). Returns cell(r, name),
-   * a strip showing row r that reads out its values on hover like a canvas. */
-  function sheet(data, listed, n, scale) {
+  /** The listed rows' vectors (a subarray each of data, width n) as one region of the drawing's
+   * image: a canvas per row made a composited layer each, which at a few hundred rows froze the
+   * page. Returns cell(r, name), a strip showing row r that reads out its values on hover. */
+  function rowsOf(data, listed, n, scale) {
     const L = listed.length, values = new data.constructor(L * n);
     listed.forEach((j, r) => values.set(data.subarray(j * n, (j + 1) * n), r * n));
-    const url = valueCanvas(values, n, L, scale, neutral).toDataURL();
-    const cls = `sheet${++sheets}`;
+    const region = sheet.region(values, n, L, scale);
     return {
-      rule: `.sheet.${cls} { background-image: url(${url}); background-size: 100% ${L * 100}%; }\n`,
       cell(r, name) {
         const row = values.subarray(r * n, (r + 1) * n);
-        const c = el('span', { class: `strip sheet ${cls}` });
-        c.style.backgroundPosition = `0 ${L > 1 ? (100 * r / (L - 1)).toFixed(4) : 0}%`;
+        const c = sheet.slice(region, r, 1);
         c.readout = (x) => { const k = Math.max(0, Math.min(n - 1, Math.floor(x * n))); return `${name(k)} = ${f(row[k], 4)}`; };
         return c;
       },
@@ -106,7 +89,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
   function stageScores() {
     const D = s.D, keyScale = maxAbs(s.keys), valScale = maxAbs(s.values);
     const listed = listedKeys();
-    const kSheet = sheet(s.keys, listed, D, keyScale), vSheet = sheet(s.values, listed, D, valScale);
+    const kSheet = rowsOf(s.keys, listed, D, keyScale), vSheet = rowsOf(s.values, listed, D, valScale);
     const head = el('tr', {}, ...['thPos', 'thKey', 'thK', 'thDot', 'thScaled', 'thMask', 'thAlpha', 'thV'].map((k) => el('th', { scope: 'col' }, t(`steps.${k}`))));
     const body = el('tbody');
     listed.forEach((j, r) => {
@@ -141,7 +124,6 @@ export function createSteps({ root, query, onQuery, onKey }) {
     return stage(2, 'scoresTitle',
       formula(t('steps.scoresFormula', s.sqrtD, D)),
       note(t(s.causal ? 'steps.maskCausal' : 'steps.maskNone', s.kind)),
-      ...sheetRules(kSheet.rule + vSheet.rule),
       el('div', { class: 'keys-scroll' }, table),
       el('div', { class: 'scalar', id: 'steps-scalar', 'aria-live': 'polite' }));
   }
@@ -308,7 +290,10 @@ export function createSteps({ root, query, onQuery, onKey }) {
     const r = cssVar(root, '--strip-mid').match(/\d+/g);
     neutral = r ? r.slice(0, 3).map(Number) : neutral;
     nav?.save();
-    root.replaceChildren(stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix());
+    sheet = sheets.begin(neutral);
+    const stages = [stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix()];
+    root.replaceChildren(...stages, ...sheet.end());
+    sheet = null;
     root.dataset.kind = s.kind;
     root.dataset.query = String(s.query);
     drawScalar();
