@@ -623,6 +623,36 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   await shared.release(page);
 });
 
+test('a layer changed from the step-by-step panel, the attention panel off screen: its heatmap follows, drawn after the panel on screen', async () => {
+  const prompt = 'The keys of the cat sat on';
+  const ids = Array.from(tok.encode(prompt));
+  const { page, errors } = await openPage(`?model=gpt2-tiny&prompt=${encodeURIComponent(prompt)}&layer=0&head=2&query=4`);
+  await openSteps(page);
+  // the attention panel above the screen, the step-by-step panel on it
+  await page.$eval('#attention-panel', (e) => scrollTo(0, e.getBoundingClientRect().bottom + scrollY + 10));
+  await page.waitForTimeout(100); // (the page's IntersectionObserver reports a frame later)
+  assert.ok(await page.$eval('#attention-panel', (e) => e.getBoundingClientRect().bottom < 0), 'the attention panel is off screen');
+  // the order the two views are drawn in: the step-by-step first, then the heatmap
+  await page.evaluate(() => {
+    window.__order = [];
+    const watch = (id, name) => new MutationObserver(() => window.__order.push(name)).observe(document.getElementById(id), { childList: true, subtree: true, attributes: true });
+    watch('steps', 'steps');
+    const heat = document.getElementById('heatmap'), draw = CanvasRenderingContext2D.prototype.drawImage;
+    CanvasRenderingContext2D.prototype.drawImage = function (...args) { if (this.canvas === heat) window.__order.push('heatmap'); return draw.apply(this, args); };
+  });
+  await page.selectOption('#steps-layer', '1');
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('steps').dataset.query === '4' &&
+    window.__order.includes('heatmap'), null, { timeout: 30000 });
+  const order = await page.evaluate(() => window.__order);
+  assert.ok(order.indexOf('steps') < order.indexOf('heatmap'), `drawn in the order ${[...new Set(order)].join(', ')}`);
+  const s = model.createSession({ capture: 'blocks.1.attn.hook_pattern' });
+  s.forward(ids);
+  await expectHeatmap(page, s.tensor('blocks.1.attn.hook_pattern'), 2, 1e-7);
+  s.free();
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
 test('attention step by step in zh-en: cross-attention against the source, no mask, the engine\'s weights', async () => {
   const zh = L.loadModel({ config: readFileSync(new URL('../weights/zh-en/config.json', import.meta.url), 'utf8'),
     weights: readFileSync(new URL('../weights/zh-en/model.safetensors', import.meta.url)) });
