@@ -711,7 +711,7 @@ test('embedding, Add & Norm and FFN: the engine\'s numbers for the selected toke
   assert.equal(await page.getAttribute('#embed', 'data-pos'), '4');
   assert.match(await page.textContent('#embed .tokbadge'), new RegExp(`id ${ids[4]}$`));
   const resid = s.tensor('blocks.0.hook_resid_pre').data;
-  near(await stripValue(page, '#embed [data-stage="sumTitle"] .vrow:nth-of-type(3) canvas', 5, M), resid[4 * M + 5], 'e + p [5]', 1e-4);
+  near(await stripValue(page, '#embed [data-stage="sumTitle"] .vrow:nth-of-type(3) .strip', 5, M), resid[4 * M + 5], 'e + p [5]', 1e-4);
   // LayerNorm: the sigma shown is the engine's, the scalar form ends on hook_normalized
   await openBlock(page, 'norm');
   assert.equal(await page.getAttribute('#norm', 'data-ln'), 'ln2');

@@ -5,33 +5,42 @@
 // active neurons). Every number is the engine's, or was computed from the engine's tensors in the
 // worker (web/stages.js); this module only lays them out. The one curve drawn from a formula is
 // the activation function itself, its definition; every point on it is a pair of the engine's.
-import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas, positionMenu, warmCss, VIEW_VARS } from './common.js';
+import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueCanvas, valueSheets, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t } from '../i18n.js';
 import { activation, ACT_FORMULAS } from '../stages.js';
 
 const f = num, fp = numTerm;
 const css = cssVar;
 
-/** Colour strips with a shared hover readout (the step-by-step view's visual language). */
+/** Colour strips with a shared hover readout (the step-by-step view's visual language), each a
+ * part of one image a drawing (valueSheets): refresh() starts a drawing, end() finishes it. */
 function strips(root) {
-  let neutral = [245, 245, 245];
+  let neutral = [245, 245, 245], sheet = null;
   canvasReadout(root);
   warmCss(root, VIEW_VARS);
+  const sheets = valueSheets(root);
   return {
     refresh() {
       const r = css(root, '--strip-mid', '').match(/\d+/g);
       if (r) neutral = r.slice(0, 3).map(Number);
+      sheet = sheets.begin(neutral);
     },
-    /** values as a one-row canvas, one pixel per value; hover reads name(k) = value, and onIndex(k). */
+    /** values as a one-row strip, one pixel per value; hover reads name(k) = value, and onIndex(k). */
     strip(values, scale, name, onIndex = null) {
       const n = values.length;
-      const c = valueCanvas(values, n, 1, scale, neutral);
+      const c = sheet.strip(values, n, 1, scale);
       c.readout = (x) => {
         const k = Math.max(0, Math.min(n - 1, Math.floor(x * n)));
         onIndex?.(k);
         return `${name(k)} = ${f(values[k], 4)}`;
       };
       return c;
+    },
+    /** The drawing's image made; what the view must hold besides (see valueSheets). */
+    end() {
+      const extra = sheet.end();
+      sheet = null;
+      return extra;
     },
   };
 }
@@ -145,7 +154,7 @@ export function createEmbed({ root, query, onQuery }) {
     if (s.rotary) { root.replaceChildren(one, rotaryStage(s.rotary), stage(3, 'sumTitle', formula(t('block.sumRotary', s.stack)),
       labelled(el('span', {}, el('b', {}, 'x'), el('sub', {}, '0'), ' = e'), kit.strip(s.sum, scale, name('e'))),
       labelled(t('block.engineResid'), kit.strip(s.resid, scale, name('resid_pre'))),
-      note(t('block.sumRotaryNote'))));
+      note(t('block.sumRotaryNote'))), ...kit.end());
     root.dataset.pos = String(s.pos);
     positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
     return;
@@ -167,7 +176,7 @@ export function createEmbed({ root, query, onQuery }) {
       labelled(el('span', {}, '= ', el('b', {}, 'x'), el('sub', {}, '0')), kit.strip(s.sum, scale, name('e + p'))),
       labelled(t('block.engineResid'), kit.strip(s.resid, scale, name('resid_pre'))),
       note(t('block.sumNote', s.stack)));
-    root.replaceChildren(one, two, three);
+    root.replaceChildren(one, two, three, ...kit.end());
     root.dataset.pos = String(s.pos);
     positionMenu(query, tokens, s.pos); // (the selected token is the page's: query= in the URL)
   }
@@ -331,7 +340,7 @@ export function createNorm({ root, query, onQuery, onLn }) {
       labelled(t('block.engineNorm'), kit.strip(s.out, yScale, name('hook_normalized'), setDim)),
       el('div', { class: 'scalar norm-scalar', 'aria-live': 'polite' }),
       note(s.gamma ? t(s.rms ? 'block.affineNoteRms' : 'block.affineNote', s.post) : t('block.noGamma')));
-    root.replaceChildren(one, two, three, four);
+    root.replaceChildren(one, two, three, four, ...kit.end());
     root.dataset.ln = s.ln;
     root.dataset.mean = String(s.mean);
     root.dataset.std = String(s.std);
@@ -487,7 +496,7 @@ export function createFfn({ root, query, onQuery }) {
     // an MLP that adds nothing (an attention-only model keeps one of zeros to fit GPT-2's layout):
     // said first, the engine's zeros shown below all the same
     const none = [s.pre, s.post, s.out].every((a) => a.every((v) => v === 0));
-    root.replaceChildren(...(none ? [el('p', { class: 'notice' }, t('block.ffnNone', s.N))] : []), one, two, three, four);
+    root.replaceChildren(...(none ? [el('p', { class: 'notice' }, t('block.ffnNone', s.N))] : []), one, two, three, four, ...kit.end());
     root.dataset.pos = String(s.pos);
     hot = s.top[0] ?? null;
     for (const tr of body.querySelectorAll('tr')) tr.classList.toggle('current', Number(tr.dataset.n) === hot);
