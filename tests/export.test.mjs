@@ -178,7 +178,9 @@ test('a view as PNG and SVG: the PNG decodes at twice the panel\'s size, the SVG
         error: doc.querySelector('parsererror')?.textContent ?? null, tag: root.tagName, width: Number(root.getAttribute('width')),
         texts: [...doc.querySelectorAll('text')].map((e) => e.textContent), images: doc.querySelectorAll('image').length,
         nested: doc.querySelectorAll('svg svg').length, rects: doc.querySelectorAll('rect').length,
-        crisp: [...doc.querySelectorAll('image')].filter((e) => /image-rendering:\s*pixelated/.test(e.getAttribute('style') ?? '')).length,
+        // (a strip: a use of an image written once in <defs>)
+        crisp: [...doc.querySelectorAll('image:not(defs > image), use')].map((e) => (e.tagName === 'use' ? doc.getElementById((e.getAttribute('xlink:href') ?? '').slice(1)) : e))
+          .filter((e) => /image-rendering:\s*pixelated/.test(e?.getAttribute('style') ?? '')).length,
       };
     }, svg.bytes.toString('utf8'));
     // canvases and strips (parts of one image: .sheet) the page scales up with sharp pixels

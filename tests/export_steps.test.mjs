@@ -19,16 +19,18 @@ after(async () => {
   server?.close();
 });
 
-test('an SVG of the step-by-step view holds every strip, cut from the pixels of the image it shows', { timeout: 120000 }, async () => {
+test('an SVG of the step-by-step view holds every strip, cut from the pixels of the image it shows, written once', { timeout: 120000 }, async () => {
   const page = await browser.newPage();
   await page.goto(`${origin}/web/?model=induction&embed=1&view=steps`);
   await page.waitForFunction(() => document.querySelectorAll('#steps-panel table.keys .sheet').length > 0, null, { timeout: 60000 });
-  const { strips, tableStrips, clipped, sheetUrls, same } = await page.evaluate(async () => {
+  const { strips, tableStrips, clipped, written, sheetUrls, same } = await page.evaluate(async () => {
     const { elementToSvg } = await import('/web/export.js');
     const strips = document.querySelectorAll('#steps-panel .sheet');
     const svg = elementToSvg(document.getElementById('steps-panel'));
     const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
-    const images = [...doc.querySelectorAll('image[clip-path]')].map((i) => i.getAttribute('xlink:href') ?? i.getAttributeNS('http://www.w3.org/1999/xlink', 'href'));
+    const href = (e) => e.getAttribute('xlink:href') ?? e.getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+    // each strip: a use of an image in <defs>, clipped to the strip
+    const uses = [...doc.querySelectorAll('g[clip-path] > use')].map((u) => doc.getElementById(href(u).slice(1)));
     const sheetUrls = [...new Set([...strips].map((s) => /url\("?([^")]+)/.exec(getComputedStyle(s).backgroundImage)[1]))];
     const pixels = async (url) => {
       const img = new Image();
@@ -42,24 +44,26 @@ test('an SVG of the step-by-step view holds every strip, cut from the pixels of 
       return Array.from(g.getImageData(0, 0, c.width, c.height).data).join(',');
     };
     const shown = await Promise.all(sheetUrls.map(pixels));
-    const hrefs = [...new Set(images)], exported = new Map(await Promise.all(hrefs.map(async (u) => [u, await pixels(u)])));
+    const images = [...new Set(uses)], exported = new Map(await Promise.all(images.map(async (i) => [i, i && await pixels(href(i))])));
     return {
       strips: strips.length, tableStrips: document.querySelectorAll('#steps-panel table.keys .sheet').length,
-      clipped: images.length, sheetUrls,
-      same: images.filter((u) => shown.includes(exported.get(u))).length,
+      clipped: uses.length, written: doc.querySelectorAll('defs > image').length, sheetUrls,
+      same: uses.filter((i) => i && shown.includes(exported.get(i))).length,
     };
   });
   assert.ok(strips > tableStrips, 'the strips outside the key table are parts of the image too');
   assert.equal(sheetUrls.length, 1, 'one image for the whole drawing');
   assert.match(sheetUrls[0], /^data:image\/bmp;base64,/);
-  assert.equal(clipped, strips, 'one clipped image per strip');
+  assert.equal(written, 1, 'the image written once in the file');
+  assert.equal(clipped, strips, 'one clipped use of it per strip');
   assert.equal(same, strips, 'each with the pixels of the image the strip shows');
   await page.close();
 });
 
 // Each strip is a part of one image, placed by its background's size and position: a strip placed
 // on its neighbour's part would still read out its own numbers on hover, so the test reads the
-// colours drawn. Every cell of a one-row strip whose colour is clearly off the neutral grey is
+// colours drawn (of the one-row strips: the heads' blocks of rows and the matrices are left out).
+// Every cell of a one-row strip whose colour is clearly off the neutral grey is
 // orange for a positive number and blue for a negative one (the cells found from the strip's own
 // readout: where the name it reads out changes).
 test('every strip of the step-by-step view is drawn with its own numbers', { timeout: 120000 }, async () => {

@@ -144,10 +144,13 @@ const hist = createHistory({ list: $('history'), onPick: (k) => store.set({ hist
 // every use of one is ?. or waits for them.
 let positions = null, stepsView = null, embedView = null, normView = null, ffnView = null, outputView = null;
 let ablateView = null, patchView = null, lensView = null, attrView = null, compareView = null, exportMenu = null;
-// the attention panel, drawn after the views on screen when it is not (drawView)
-let attentionOnScreen = true;
+// the attention panel and the heads' overview, each drawn after the views on screen when it is
+// not on screen itself (drawView)
+const firstOnScreen = { attention: true, grid: true };
 if (!S.embed && 'IntersectionObserver' in globalThis) {
-  new IntersectionObserver((entries) => { attentionOnScreen = entries[entries.length - 1].isIntersecting; }).observe($('attention-panel'));
+  for (const name of Object.keys(firstOnScreen)) {
+    new IntersectionObserver((entries) => { firstOnScreen[name] = entries[entries.length - 1].isIntersecting; }).observe($(`${name}-panel`));
+  }
 }
 // the step-by-step view costs a pass of its own in the worker: it is asked for only while its
 // panel is on screen (or near it), or when it is the embedded view
@@ -339,18 +342,23 @@ function drawView(v) {
   if (!client.generating) restStepping(translationEnded);
   const s = v.sampling;
   top.update(v, `${v.version}|${s.temperature}|${s.topK}|${s.topP}|${v.top.length}`);
-  const drawAttention = () => {
-    lines.update(v.attn, rowT, colT);
-    table.update(v.attn, rowT, colT);
-    heat.update(v.attn, rowT, colT);
-    if (S.embed) heat.relayout(); // the text around it may have changed height
-    grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
-    grid.markAblated?.(S.ablate);
+  // off screen (a layer changed from a panel further down), the attention panel and the heads'
+  // overview wait for the views further down (see parts): at 1024 tokens the heatmap is 20-30 ms
+  // of script
+  const later = [];
+  const first = {
+    attention() {
+      lines.update(v.attn, rowT, colT);
+      table.update(v.attn, rowT, colT);
+      heat.update(v.attn, rowT, colT);
+      if (S.embed) heat.relayout(); // the text around it may have changed height
+    },
+    grid() {
+      grid.update(v.grid ?? undefined, { layer: v.attn.layer, head: v.attn.head });
+      grid.markAblated?.(S.ablate);
+    },
   };
-  // off screen (a layer changed from a panel further down), the attention panel waits for the
-  // views on screen: at 1024 tokens its heatmap is 20-30 ms of script
-  const attentionLater = !attentionOnScreen;
-  if (!attentionLater) drawAttention();
+  for (const [name, draw] of Object.entries(first)) if (firstOnScreen[name]) draw(); else later.push(draw);
   describeEdits(v.edits);
   drawHistory();
   $('error').textContent = '';
@@ -368,11 +376,11 @@ function drawView(v) {
       describeSteps();
     });
   }
-  if (attentionLater) parts.push(drawAttention);
   if (v.block) parts.push(() => drawBlock(v));
   if (v.output) parts.push(() => drawOutput(v));
   parts.push(() => learn.drawn(v));
   if (v.interv) parts.push(() => drawInterventions(v));
+  parts.push(...later);
   parts.push(() => { document.body.dataset.ready = 'true'; shown(); });
   viewParts.run(parts, { now: true });
 }

@@ -206,8 +206,10 @@ export function elementToSvg(root, { title = '' } = {}) {
   }
 
   /** A strip cut from one image of many strips (a data-URL background, sized and placed in
-   * percentages on that image: views/common.js's valueSheets), as that image clipped to the strip. */
-  const pngs = new Map(); // a sheet's BMP data URL -> the same pixels as a PNG data URL
+   * percentages on that image: views/common.js's valueSheets), as that image clipped to the strip.
+   * A BMP (the views' own) is written once, as PNG, in <defs>, and each strip uses it: an image of
+   * its own per strip made the file of a twelve-head model's view tens of megabytes. */
+  const sheets = new Map(); // a sheet's URL -> { id, width, height } of its <image> in <defs>, or null
   function paintSheet(el, cs, r) {
     const url = /^url\("?(data:image\/(?:png|bmp);base64,[^")]+)"?\)$/.exec(cs.backgroundImage)?.[1];
     const size = /^([\d.]+)% ([\d.]+)%$/.exec(cs.backgroundSize);
@@ -215,11 +217,17 @@ export function elementToSvg(root, { title = '' } = {}) {
     const w = (r.width * Number(size[1])) / 100, h = (r.height * Number(size[2])) / 100;
     const x = r.left + (r.width - w) * (parseFloat(cs.backgroundPositionX) / 100 || 0);
     const y = r.top + (r.height - h) * (parseFloat(cs.backgroundPositionY) / 100 || 0);
-    if (!pngs.has(url)) pngs.set(url, bmpAsPng(url));
-    const id = `clip${++clips}`;
+    if (!sheets.has(url)) {
+      const png = bmpAsPng(url), sheet = png && { id: `sheet${++clips}`, width: png.width, height: png.height };
+      if (sheet) defs.push(`<image id="${sheet.id}" width="${sheet.width}" height="${sheet.height}" preserveAspectRatio="none"${crisp(cs)} xlink:href="${png.href}"/>`);
+      sheets.set(url, sheet);
+    }
+    const sheet = sheets.get(url), id = `clip${++clips}`;
     defs.push(`<clipPath id="${id}"><rect ${rectOf(r)}/></clipPath>`);
-    out.push(`<image clip-path="url(#${id})" x="${px(x - ox)}" y="${px(y - oy)}" width="${px(w)}" height="${px(h)}" ` +
-      `preserveAspectRatio="none"${crisp(cs)} xlink:href="${pngs.get(url)}"/>`);
+    const scale = (a, b) => Number((a / b).toPrecision(7));
+    out.push(sheet
+      ? `<g clip-path="url(#${id})"><use xlink:href="#${sheet.id}" transform="translate(${px(x - ox)} ${px(y - oy)}) scale(${scale(w, sheet.width)} ${scale(h, sheet.height)})"/></g>`
+      : `<image clip-path="url(#${id})" x="${px(x - ox)}" y="${px(y - oy)}" width="${px(w)}" height="${px(h)}" preserveAspectRatio="none"${crisp(cs)} xlink:href="${url}"/>`);
   }
 
   function walk(el) {
@@ -280,14 +288,15 @@ export function elementToSvg(root, { title = '' } = {}) {
 }
 
 /** A BMP data URL of 8 or 24 bits a pixel (the strips' images: views/common.js) as a PNG data URL
- * of the same pixels, for SVG readers, which need not read BMP; any other URL as it is. */
+ * of the same pixels (href), for SVG readers, which need not read BMP, and its size; null for any
+ * other URL. */
 function bmpAsPng(url) {
-  if (!url.startsWith('data:image/bmp;base64,')) return url;
+  if (!url.startsWith('data:image/bmp;base64,')) return null;
   const bin = atob(url.slice(url.indexOf(',') + 1));
   const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0)), view = new DataView(bytes.buffer);
   const at = view.getUint32(10, true), W = view.getInt32(18, true), H0 = view.getInt32(22, true);
   const bits = view.getUint16(28, true), palette = 14 + view.getUint32(14, true);
-  if (![8, 24].includes(bits) || view.getUint32(30, true) !== 0 || W < 1 || !H0) return url;
+  if (![8, 24].includes(bits) || view.getUint32(30, true) !== 0 || W < 1 || !H0) return null;
   const H = Math.abs(H0), stride = ((W * bits) / 8 + 3) & ~3;
   const img = new ImageData(W, H);
   for (let y = 0; y < H; y++) {
@@ -301,7 +310,7 @@ function bmpAsPng(url) {
   c.width = W;
   c.height = H;
   c.getContext('2d').putImageData(img, 0, 0);
-  return c.toDataURL('image/png');
+  return { href: c.toDataURL('image/png'), width: W, height: H };
 }
 
 /** An SVG document (a string) drawn to a PNG Blob at `scale` device pixels per CSS pixel. */

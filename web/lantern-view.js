@@ -340,7 +340,7 @@ export class LanternView extends Base {
     super();
     this.attachShadow({ mode: 'open' });
     if (frameSheet) this.shadowRoot.adoptedStyleSheets = [frameSheet];
-    // (the sheets the views adopted meanwhile stay: views/steps.js's)
+    // (the sheets the views adopted meanwhile stay: views/common.js's valueSheets)
     styleSheet().then((sheet) => { this.shadowRoot.adoptedStyleSheets = [sheet, frameSheet, ...this.shadowRoot.adoptedStyleSheets.filter((s) => s !== frameSheet)]; });
     this.cfg = null;        // the attributes, parsed
     this.S = null;          // what is shown: the attributes' values, then the reader's changes

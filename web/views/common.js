@@ -180,7 +180,6 @@ export const VIEW_VARS = ['--strip-mid', '--ink', '--muted', '--accent', '--sele
 /** The strips' colours: blue below zero, orange above, apart for every common colour vision. */
 const STRIP_NEG = [33, 102, 172], STRIP_POS = [224, 110, 20];
 
-/** A number as the stage views write it: fixed decimals, a true minus sign, no "−0.000", −∞. */
 /** A label of at most n characters (code points): cut short, its last one an ellipsis where n
  * leaves room for it and a character. */
 export function clip(text = '', n) {
@@ -188,6 +187,7 @@ export function clip(text = '', n) {
   return c.length <= n ? text : n >= 3 ? `${c.slice(0, n - 1).join('')}…` : c.slice(0, n).join('');
 }
 
+/** A number as the stage views write it: fixed decimals, a true minus sign, no "−0.000", −∞. */
 export function num(x, d = 3) {
   if (x === -Infinity) return '−∞';
   if (!Number.isFinite(x)) return '';
@@ -253,36 +253,44 @@ function stripLabel(values, n) {
  *   root.replaceChildren(...nodes, ...sheet.end());   // end(): a <style> where nothing adopts sheets
  */
 let sheetCount = 0;
+const sheetRoots = new WeakMap(); // each view's sheet -> the view's root (see install)
 export function valueSheets(root) {
   const cls = `vsheet${++sheetCount}`;
   const own = globalThis.CSSStyleSheet && 'replaceSync' in CSSStyleSheet.prototype ? new CSSStyleSheet() : null;
-  /** The rule in the view's own sheet, adopted where the view is; else the nodes to put in the view. */
+  if (own) sheetRoots.set(own, root);
+  /** The rule in the view's own sheet, adopted where the view is (the sheets of views no longer
+   * in the page let go: a <lantern-view> makes its view anew when its attributes change); else
+   * the nodes to put in the view. */
   function install(rule) {
     const home = root.getRootNode();
     if (!own || !('adoptedStyleSheets' in home)) return [el('style', {}, rule)];
-    if (!home.adoptedStyleSheets.includes(own)) home.adoptedStyleSheets = [...home.adoptedStyleSheets, own];
+    if (!home.adoptedStyleSheets.includes(own)) {
+      home.adoptedStyleSheets = [...home.adoptedStyleSheets.filter((sheet) => sheetRoots.get(sheet)?.isConnected !== false), own];
+    }
     own.replaceSync(rule);
     return [];
   }
   return {
     begin(neutral) {
       const regions = [], slices = [];
+      /** values [height * width] as a part of the image, shown by slice(). */
+      const region = (values, width, height, scale) => {
+        const g = { values, w: Math.max(1, width), h: Math.max(1, height), scale, x: 0, y: 0 };
+        regions.push(g);
+        return g;
+      };
+      /** A span showing rows [row, row + rows) of region g, stretched to its CSS box. */
+      const slice = (g, row = 0, rows = g.h, c = 'strip') => {
+        const node = el('span', { class: `${c} sheet ${cls}` });
+        slices.push({ node, g, row, rows });
+        return node;
+      };
       return {
-        /** values [height * width] as a part of the image, shown by slice(). */
-        region(values, width, height, scale) {
-          const g = { values, w: Math.max(1, width), h: Math.max(1, height), scale, x: 0, y: 0 };
-          regions.push(g);
-          return g;
-        },
-        /** A span showing rows [row, row + rows) of region g, stretched to its CSS box. */
-        slice(g, row = 0, rows = g.h, c = 'strip') {
-          const node = el('span', { class: `${c} sheet ${cls}` });
-          slices.push({ node, g, row, rows });
-          return node;
-        },
+        region,
+        slice,
         /** A whole region as a span named like valueCanvas's canvas. */
         strip(values, width, height, scale, c = 'strip') {
-          const node = this.slice(this.region(values, width, height, scale), 0, height, c);
+          const g = region(values, width, height, scale), node = slice(g, 0, g.h, c);
           node.setAttribute('role', 'img');
           node.setAttribute('aria-label', stripLabel(values, width * height));
           return node;
