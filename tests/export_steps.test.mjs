@@ -62,10 +62,10 @@ test('an SVG of the step-by-step view holds every strip, cut from the pixels of 
 
 // Each strip is a part of one image, placed by its background's size and position: a strip placed
 // on its neighbour's part would still read out its own numbers on hover, so the test reads the
-// colours drawn (of the one-row strips: the heads' blocks of rows and the matrices are left out).
-// Every cell of a one-row strip whose colour is clearly off the neutral grey is
-// orange for a positive number and blue for a negative one (the cells found from the strip's own
-// readout: where the name it reads out changes).
+// colours drawn. Every cell of a strip (one row, or the rows of a head's block or a matrix) at least
+// 4 pixels each way whose colour is clearly off the neutral grey is
+// orange for a positive number and blue for a negative one (the rows and cells found from the
+// strip's own readout: where the name it reads out changes).
 test('every strip of the step-by-step view is drawn with its own numbers', { timeout: 120000 }, async () => {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   await page.goto(`${origin}/web/?model=austen&embed=1&view=steps`);
@@ -84,28 +84,38 @@ test('every strip of the step-by-step view is drawn with its own numbers', { tim
     const pixel = (x, y) => g.getImageData(Math.round(x), Math.round(y), 1, 1).data;
     let strips = 0, cells = 0;
     const wrong = [];
+    /** The runs of one name in what read(t) reads out, for t across (0, 1): a strip's cells. */
+    const runsOf = (read) => {
+      const runs = [];
+      for (let i = 0; i < 400; i++) {
+        const t = (i + 0.5) / 400, text = read(t), cut = text.lastIndexOf(' = ');
+        const name = text.slice(0, cut), value = Number(text.slice(cut + 3).replace('−', '-'));
+        if (runs.at(-1)?.name === name) runs.at(-1).to = t;
+        else runs.push({ name, value, from: t, to: t });
+      }
+      return runs.map((run) => ({ ...run, mid: (run.from + run.to) / 2, size: run.to - run.from + 1 / 400 }));
+    };
     for (const s of document.querySelectorAll('#steps-panel .sheet')) {
       const r = s.getBoundingClientRect();
-      if (r.height > 20 || r.width < 40 || getComputedStyle(s).opacity !== '1') continue; // one-row strips, not dimmed (masked keys)
+      if (r.width < 40 || getComputedStyle(s).opacity !== '1') continue; // (dimmed: a masked key)
       strips++;
-      // the cells: runs of one name in the readout across the strip
-      const probes = Array.from({ length: 400 }, (_, i) => (i + 0.5) / 400), runs = [];
-      for (const x of probes) {
-        const [name, value] = s.readout(x, 0.5).split(' = ');
-        if (runs.at(-1)?.name === name) runs.at(-1).to = x;
-        else runs.push({ name, value: Number(value.replace('−', '-')), from: x, to: x });
-      }
-      for (const { name, value, from, to } of runs) {
-        const [red, , blue] = pixel(r.left + scrollX + r.width * (from + to) / 2, r.top + scrollY + r.height / 2);
-        if (Math.abs(red - blue) < 60) continue; // near the neutral grey: too small to tell
-        cells++;
-        if (Math.sign(red - blue) !== Math.sign(value)) wrong.push(`${name} = ${value}: rgb ${red} … ${blue}`);
+      // its rows (the heads' blocks and the matrices have several), then each row's cells
+      const rows = r.height > 20 ? runsOf((y) => s.readout(0.5, y)) : [{ mid: 0.5, size: 1 }];
+      for (const row of rows) {
+        if (row.size * r.height < 4) continue; // (too thin to sample)
+        for (const { name, value, mid, size } of runsOf((x) => s.readout(x, row.mid))) {
+          if (size * r.width < 4) continue;
+          const [red, , blue] = pixel(r.left + scrollX + r.width * mid, r.top + scrollY + r.height * row.mid);
+          if (Math.abs(red - blue) < 20) continue; // near the neutral grey: too small to tell
+          cells++;
+          if (Math.sign(red - blue) !== Math.sign(value)) wrong.push(`${name} = ${value}: rgb ${red} … ${blue}`);
+        }
       }
     }
     return { strips, cells, wrong };
   }, shot.toString('base64'));
   assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} cells coloured against their sign`);
-  assert.ok(strips >= 10, `one-row strips checked: ${strips}`);
+  assert.ok(strips >= 10, `strips checked: ${strips}`);
   assert.ok(cells >= 200, `cells checked: ${cells}`);
   await page.close();
 });
