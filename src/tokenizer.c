@@ -202,14 +202,14 @@ static bool pairs_init(pair_map *p, size_t n) {
 
 static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
 
-/* The slot of key, or of the empty slot where it would go, and in *past how many slots that is
- * past its hash's; UINT32_MAX if it is not within `limit` of it (absent, for a lookup past the
- * table's reach). */
+/* The slot of key, or of the empty slot where it would go, and in *past (unless past is NULL)
+ * how many slots that is past its hash's; UINT32_MAX if it is not within `limit` of it (absent,
+ * for a lookup past the table's reach). */
 static uint32_t pair_slot(const pair_map *p, uint64_t key, uint32_t limit, uint32_t *past) {
     uint32_t i = hash_u64(key) & p->mask;
     for (uint32_t k = 0; k <= limit; k++, i = (i + 1) & p->mask)
         if (p->keys[i] == UINT64_MAX || p->keys[i] == key) {
-            *past = k;
+            if (past) *past = k;
             return i;
         }
     return UINT32_MAX;
@@ -217,8 +217,7 @@ static uint32_t pair_slot(const pair_map *p, uint64_t key, uint32_t limit, uint3
 
 static bool pair_find(const pair_map *p, int32_t a, int32_t b, int32_t *rank, int32_t *merged) {
     if (!p->keys) return false;
-    uint32_t past;
-    uint32_t i = pair_slot(p, pair_key(a, b), p->reach, &past);
+    uint32_t i = pair_slot(p, pair_key(a, b), p->reach, NULL);
     if (i == UINT32_MAX || p->keys[i] == UINT64_MAX) return false;
     *rank = p->rank[i];
     *merged = p->merged[i];
