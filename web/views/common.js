@@ -221,14 +221,15 @@ export function valueCanvas(values, width, height, scale, neutral, cls = 'strip'
   const ctx = c.getContext('2d');
   const img = new ImageData(width, height);
   const px = new Uint32Array(img.data.buffer), lut = divergingLut(neutral);
-  const at = scale > 0 ? DIVERGING_STEPS / scale : 0, bad = lut[DIVERGING_STEPS]; // (a value not finite: neutral)
-  for (let k = 0; k < width * height; k++) {
-    const v = values[k];
-    px[k] = v - v === 0 ? lut[Math.max(-DIVERGING_STEPS, Math.min(DIVERGING_STEPS, Math.round(v * at))) + DIVERGING_STEPS] : bad;
-  }
+  const at = scale > 0 ? DIVERGING_STEPS / scale : 0;
+  for (let k = 0; k < width * height; k++) px[k] = lut[level(values[k], at, DIVERGING_STEPS)];
   ctx.putImageData(img, 0, 0);
   return c;
 }
+
+/** v's step on a scale of 2 * steps + 1 (v * at steps from the middle one, clamped), the middle
+ * (neutral) for a value that is not finite: an index into a colour table. */
+const level = (v, at, steps) => (v - v === 0 ? Math.max(-steps, Math.min(steps, Math.round(v * at))) + steps : steps);
 
 /** A strip's name for a screen reader: how many numbers, and their range. */
 function stripLabel(values, n) {
@@ -360,8 +361,7 @@ function bmp(regions, W, H, neutral) {
     for (let r = 0; r < g.h; r++) {
       const o = start + (g.y + r) * stride + g.x;
       for (let k = 0; k < g.w; k++) {
-        const v = g.values[r * g.w + k];
-        bytes[o + k] = v - v === 0 ? Math.max(-PALETTE_STEPS, Math.min(PALETTE_STEPS, Math.round(v * at))) + PALETTE_STEPS : PALETTE_STEPS;
+        bytes[o + k] = level(g.values[r * g.w + k], at, PALETTE_STEPS);
       }
     }
   }
