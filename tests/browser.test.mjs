@@ -623,6 +623,38 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   await shared.release(page);
 });
 
+test('a language switch: each part of the page takes the new lang, the panels far below at their turn, <html> last', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&prompt=The%20keys%20of%20the%20cat%20sat%20on');
+  await page.evaluate(() => scrollTo(0, 0));
+  const parts = () => page.$$eval('body > :not(script, main), main > *', (els) => els.map((e) => [e.id || e.tagName, e.lang]));
+  // the lang attributes changed, and in which task's batch of records (a MutationObserver's
+  // callback runs once at the end of each task that changed something)
+  await page.evaluate(() => {
+    window.__langs = [];
+    let batch = 0;
+    new MutationObserver((records) => {
+      batch++;
+      for (const r of records) window.__langs.push({ who: r.target === document.documentElement ? 'html' : r.target.id || r.target.tagName, lang: r.target.getAttribute('lang'), batch });
+    }).observe(document.documentElement, { subtree: true, attributeFilter: ['lang'] });
+  });
+  for (const [lang, tag, title] of [['zh', 'zh-CN', /[\u4e00-\u9fff]/], ['en', 'en', /^[^\u4e00-\u9fff]+$/]]) {
+    await page.evaluate(() => { window.__langs.length = 0; });
+    await page.selectOption('#lang', lang);
+    await page.waitForFunction((t) => document.documentElement.lang === t, tag, { timeout: 10000 });
+    for (const [who, l] of await parts()) assert.equal(l, tag, `${who}'s lang once <html> has ${tag}`);
+    const changes = await page.evaluate(() => window.__langs);
+    const at = (who) => changes.find((c) => c.who === who)?.batch;
+    assert.deepEqual(changes.filter((c) => c.who === 'html').map((c) => c.lang), [tag], '<html> changed once');
+    assert.equal(changes.at(-1).who, 'html', 'and last');
+    assert.ok(at('model-panel') < at('attribution-panel') && at('attribution-panel') < at('html'),
+      `the panel at the top relabelled first, one far below later, <html> last: ${JSON.stringify(changes)}`);
+    // the panels far below are in the new language once <html> is
+    for (const id of ['attribution-title', 'lens-title', 'patching-title']) assert.match(await page.textContent(`#${id}`), title, id);
+  }
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
 test('a layer changed from the step-by-step panel, the attention panel off screen: its heatmap follows, drawn after the panel on screen', async () => {
   const prompt = 'The keys of the cat sat on';
   const ids = Array.from(tok.encode(prompt));

@@ -44,7 +44,7 @@
 //   lantern-view.js <lantern-view>, the views above in a custom element for any page (not used by this page)
 // Each view redraws only when its own inputs change (a key per view; lanternDraws counts).
 import { MODELS, decodeState, encodeState, createStore, validTemperature, validTopK, validTopP, validSeed } from './state.js';
-import { t, has, setLang, applyStatic, setArch } from './i18n.js';
+import { t, has, setLang, applyStatic, markLang, setArch } from './i18n.js';
 import { createClient } from './client.js';
 import { modelBaseUrl, modelUrlName, ASK_ABOVE, cachedModels, clearModelCache } from './fetch-model.js';
 import { createText } from './views/text.js';
@@ -902,8 +902,16 @@ function syncControls() {
 
 /**
  * The page in a new language. The views near the screen are redrawn in this task, the others a
- * task each after it (see frameQueue), nearest first. Each later one is redrawn in the language
- * of its turn, so a switch back meanwhile is no harm.
+ * task each after it (see frameQueue), nearest first, each laid out in its own task. Each later
+ * one is redrawn in the language of its turn, so a switch back meanwhile is no harm.
+ *
+ * The lang attribute goes the same way: each part of the page has its own, a panel's changed at
+ * its turn, and <html>'s last, when nothing is left under it that takes its lang from it. A
+ * changed lang restyles and reshapes every text under it, and <html>'s over the whole page took
+ * about 200 ms of style and layout at 1,024 tokens, in one task: the panels off screen
+ * (content-visibility: auto) wait to be laid out until something reads layout, and the browser
+ * does (the selection's change, as the language menu takes the focus; autofill looking at the
+ * page's fields), every stale panel at once.
  */
 function relabel() {
   const views = [
@@ -913,11 +921,13 @@ function relabel() {
     ['ablate-panel', () => ablateView?.relabel()], ['patching-panel', () => patchView?.relabel()],
     ['lens-panel', () => lensView?.relabel()], ['attribution-panel', () => attrView?.relabel()],
   ].map(([id, fn]) => { // how far each panel is from the screen, read before anything is written
-    const r = $(id).getBoundingClientRect(), margin = innerHeight;
-    return { fn, d: r.bottom < -margin ? -r.bottom : r.top > innerHeight + margin ? r.top - innerHeight : 0 };
+    const panel = $(id), r = panel.getBoundingClientRect(), margin = innerHeight;
+    return { panel, fn, d: r.bottom < -margin ? -r.bottom : r.top > innerHeight + margin ? r.top - innerHeight : 0 };
   }).sort((a, b) => a.d - b.d);
+  const later = views.filter((v) => v.d > 0), waiting = later.map((v) => v.panel);
   setLang(S.lang);
-  applyStatic();
+  for (const el of document.querySelectorAll('body > :not(script, main), main > *')) if (!waiting.includes(el)) markLang(el);
+  applyStatic(document, waiting); // (<html>'s lang too when nothing waits)
   setSpeed(...speedParts); // the speed line in the new language
   if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
   describeModel();
@@ -930,7 +940,11 @@ function relabel() {
   }
   drawHistory();
   for (const v of views) if (v.d === 0) v.fn();
-  relabelParts.run(views.filter((v) => v.d > 0).map((v) => v.fn));
+  relabelParts.run([...later.map((v) => () => {
+    applyStatic(v.panel);
+    v.fn();
+    setTimeout(() => void v.panel.lastElementChild?.offsetHeight); // laid out (a read inside it does, off screen too), in a task of its own
+  }), () => markLang(document)]);
 }
 
 function fillModelMenu() {
