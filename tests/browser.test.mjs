@@ -625,10 +625,19 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
 
 test('a language switch: each part of the page takes the new lang, the panels far below at their turn, <html> last', async () => {
   const { page, errors } = await openPage('?model=gpt2-tiny&prompt=The%20keys%20of%20the%20cat%20sat%20on');
+  // every view drawn once (each is asked for as it comes near the screen), then back to the top
+  for (const id of ['steps-panel', 'output-panel', 'residual-panel', 'attribution-panel']) {
+    await page.$eval(`#${id}`, (e) => e.scrollIntoView());
+    await page.waitForTimeout(100);
+    await ready(page);
+  }
+  await page.waitForFunction(() => document.getElementById('output').textContent && document.getElementById('residual-kind').textContent, null, { timeout: 30000 });
   await page.evaluate(() => scrollTo(0, 0));
-  const parts = () => page.$$eval('body > :not(script, main), main > *', (els) => els.map((e) => [e.id || e.tagName, e.lang]));
-  // the lang attributes changed, and in which task's batch of records (a MutationObserver's
-  // callback runs once at the end of each task that changed something)
+  const far = ['output-panel', 'residual-panel', 'attribution-panel'];
+  for (const id of far) assert.ok(await page.$eval(`#${id}`, (e) => e.getBoundingClientRect().top > 2 * innerHeight), `${id} is more than a screen below the screen's foot`);
+  const parts = () => page.$$eval('body > :not(script, main), main > *', (els) => els.map((e) => [e.id || e.className || e.tagName, e.lang]));
+  // the lang attributes changed, and in which batch of records (a MutationObserver's callback runs
+  // at the end of the task that changed them, at the latest)
   await page.evaluate(() => {
     window.__langs = [];
     let batch = 0;
@@ -637,20 +646,43 @@ test('a language switch: each part of the page takes the new lang, the panels fa
       for (const r of records) window.__langs.push({ who: r.target === document.documentElement ? 'html' : r.target.id || r.target.tagName, lang: r.target.getAttribute('lang'), batch });
     }).observe(document.documentElement, { subtree: true, attributeFilter: ['lang'] });
   });
-  for (const [lang, tag, title] of [['zh', 'zh-CN', /[\u4e00-\u9fff]/], ['en', 'en', /^[^\u4e00-\u9fff]+$/]]) {
+  const cjk = /[\u4e00-\u9fff]/;
+  /** Every part in language tag, the far panels' words too (static and drawn by their views). */
+  const settled = (tag) => page.waitForFunction(([t, ids]) => document.documentElement.lang === t &&
+    [...document.querySelectorAll('body > :not(script, main), main > *')].every((e) => e.lang === t) &&
+    ids.every((id) => /[\u4e00-\u9fff]/.test(document.getElementById(id).textContent) === (t === 'zh-CN')), [tag, ['output', 'residual-kind', 'attribution-title', 'lens-title']], { timeout: 10000 });
+  for (const [lang, tag] of [['zh', 'zh-CN'], ['en', 'en']]) {
     await page.evaluate(() => { window.__langs.length = 0; });
     await page.selectOption('#lang', lang);
     await page.waitForFunction((t) => document.documentElement.lang === t, tag, { timeout: 10000 });
     for (const [who, l] of await parts()) assert.equal(l, tag, `${who}'s lang once <html> has ${tag}`);
+    await settled(tag);
     const changes = await page.evaluate(() => window.__langs);
     const at = (who) => changes.find((c) => c.who === who)?.batch;
     assert.deepEqual(changes.filter((c) => c.who === 'html').map((c) => c.lang), [tag], '<html> changed once');
     assert.equal(changes.at(-1).who, 'html', 'and last');
-    assert.ok(at('model-panel') < at('attribution-panel') && at('attribution-panel') < at('html'),
-      `the panel at the top relabelled first, one far below later, <html> last: ${JSON.stringify(changes)}`);
-    // the panels far below are in the new language once <html> is
-    for (const id of ['attribution-title', 'lens-title', 'patching-title']) assert.match(await page.textContent(`#${id}`), title, id);
+    assert.equal(at('model-panel'), changes[0].batch, 'the panel at the top in the switch\'s own batch');
+    for (const id of far) assert.ok(at('model-panel') < at(id) && at(id) < at('html'), `${id} later, <html> last: ${JSON.stringify(changes)}`);
+    assert.equal(cjk.test(await page.textContent('#attribution')), lang === 'zh', 'the attribution view redrawn in the new language');
   }
+  // a switch back while the far panels wait for their turn: they end in the language asked last
+  await page.selectOption('#lang', 'zh');
+  await page.selectOption('#lang', 'en');
+  await settled('en');
+  for (const [who, l] of await parts()) assert.equal(l, 'en', `${who}'s lang after 中文 and English at once`);
+  assert.ok(!cjk.test(await page.textContent('#attribution')), 'the attribution view in English');
+  // from the foot of the page: the prompt and the attention panels are the far ones now
+  await page.$eval('#attribution-panel', (e) => e.scrollIntoView());
+  await page.waitForTimeout(100);
+  for (const sel of ['#text-panel', 'main > .columns']) assert.ok(await page.$eval(sel, (e) => e.getBoundingClientRect().bottom < -innerHeight), `${sel} is more than a screen above the screen`);
+  await page.evaluate(() => { window.__langs.length = 0; });
+  await page.selectOption('#lang', 'zh');
+  await settled('zh-CN');
+  const changes = await page.evaluate(() => window.__langs);
+  const at = (who) => changes.find((c) => c.who === who)?.batch;
+  assert.ok(at('attribution-panel') === changes[0].batch && at('attribution-panel') < at('text-panel') && at('text-panel') < at('html'), JSON.stringify(changes));
+  assert.match(await page.textContent('#legend'), cjk, 'the heatmap\'s legend in 中文');
+  assert.match(await page.getAttribute('#tokens .chip', 'title'), cjk, 'a token chip\'s title in 中文');
   assert.deepEqual(errors, []);
   await shared.release(page);
 });

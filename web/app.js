@@ -642,6 +642,10 @@ function onLoaded(d) {
 }
 let settling = null; // the 'loaded' message whose relabelling waits for the first view (settle)
 
+/** The parts of the page that each have a lang of their own once the language has changed. */
+const PAGE_PARTS = 'body > :not(script, main), main > *';
+let relabelWaiting = []; // the parts still to be relabelled in the language now (relabel)
+
 /** The page relabelled for the model just loaded, if that is still to do. While another load is
  * in flight (no info) it waits: should that load fail, this model comes back (restorePrevious)
  * and its view settles it. */
@@ -651,7 +655,7 @@ function settle() {
   settling = null;
   if (d.info !== info) return; // (another model is loaded since)
   setArch(info); // the wording follows the model (RMSNorm or LayerNorm, biases, rotary positions)
-  applyStatic();
+  applyStatic(document, relabelWaiting); // (a part still to be relabelled in a new language: at its turn)
   if (d.origin === 'files') fillModelMenu();
   if (d.origin === 'url') {
     $('model-url').value = d.base;
@@ -901,50 +905,66 @@ function syncControls() {
 }
 
 /**
- * The page in a new language. The views near the screen are redrawn in this task, the others a
- * task each after it (see frameQueue), nearest first, each laid out in its own task. Each later
- * one is redrawn in the language of its turn, so a switch back meanwhile is no harm.
+ * The page in a new language, a part of the page at a time (the masthead, each panel): the parts
+ * near the screen in this task, the others a task each after it (see frameQueue), nearest first,
+ * each then laid out in a task of its own. Each later part is relabelled in the language of its
+ * turn, so a switch back meanwhile is no harm.
  *
- * The lang attribute goes the same way: each part of the page has its own, a panel's changed at
- * its turn, and <html>'s last, when nothing is left under it that takes its lang from it. A
- * changed lang restyles and reshapes every text under it, and <html>'s over the whole page took
- * about 200 ms of style and layout at 1,024 tokens, in one task: the panels off screen
- * (content-visibility: auto) wait to be laid out until something reads layout, and the browser
- * does (the selection's change, as the language menu takes the focus; autofill looking at the
- * page's fields), every stale panel at once.
+ * A part's lang attribute changes with its words, and <html>'s last, once every part has its own.
+ * A changed lang restyles and reshapes every text under it, and the panels off screen
+ * (content-visibility: auto) are not laid out again until something reads layout; the browser
+ * does soon after a switch (the selection's change as the language menu takes the focus, autofill
+ * looking at the page's fields), and then lays out every stale panel in that one task. <html>'s
+ * lang changed first made every panel stale (see README's Page section).
  */
 function relabel() {
-  const views = [
-    ['positions-panel', () => positions?.relabel()], ['steps-panel', () => { stepsView?.relabel(); fillGlossary(); }],
-    ['embed-panel', () => embedView?.relabel()], ['norm-panel', () => normView?.relabel()], ['ffn-panel', () => ffnView?.relabel()],
-    ['output-panel', () => outputView?.relabel()], ['residual-panel', () => learn.relabelResidual()],
-    ['ablate-panel', () => ablateView?.relabel()], ['patching-panel', () => patchView?.relabel()],
-    ['lens-panel', () => lensView?.relabel()], ['attribution-panel', () => attrView?.relabel()],
-  ].map(([id, fn]) => { // how far each panel is from the screen, read before anything is written
-    const panel = $(id), r = panel.getBoundingClientRect(), margin = innerHeight;
-    return { panel, fn, d: r.bottom < -margin ? -r.bottom : r.top > innerHeight + margin ? r.top - innerHeight : 0 };
+  const own = { // what each part shows beyond its static words (applyStatic), by selector
+    '#text-panel': () => {
+      setSpeed(...speedParts); // the speed line in the new language
+      if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
+      text.relabel();
+      learn.relabelPresets();
+    },
+    '#history-panel': () => { hist.relabel(); drawHistory(); },
+    '.columns': () => { top.relabel(); heat.relabel(); lines.relabel(); describeEdits(); },
+    '#grid-panel': () => grid.relabel(),
+    '#positions-panel': () => positions?.relabel(),
+    '#steps-panel': () => { stepsView?.relabel(); describeSteps(); fillGlossary(); },
+    '#embed-panel': () => embedView?.relabel(),
+    '#norm-panel': () => { normView?.relabel(); describeBlock(); labelNormMenu(); },
+    '#ffn-panel': () => { ffnView?.relabel(); describeBlock(); },
+    '#output-panel': () => { outputView?.relabel(); describeOutput(); },
+    '#residual-panel': () => learn.relabelResidual(),
+    '#sandbox-panel': () => learn.relabelSandbox(),
+    '#ablate-panel': () => ablateView?.relabel(), '#patching-panel': () => patchView?.relabel(),
+    '#lens-panel': () => lensView?.relabel(), '#attribution-panel': () => attrView?.relabel(),
+  };
+  const parts = [...document.querySelectorAll(PAGE_PARTS)].map((el) => { // how far each is from the screen, read before anything is written
+    const r = el.getBoundingClientRect(), margin = innerHeight;
+    const fn = Object.entries(own).find(([sel]) => el.matches(sel))?.[1];
+    return { el, fn, d: r.bottom < -margin ? -r.bottom : r.top > innerHeight + margin ? r.top - innerHeight : 0 };
   }).sort((a, b) => a.d - b.d);
-  const later = views.filter((v) => v.d > 0), waiting = later.map((v) => v.panel);
+  const later = parts.filter((p) => p.d > 0);
+  relabelWaiting = later.map((p) => p.el);
   setLang(S.lang);
-  for (const el of document.querySelectorAll('body > :not(script, main), main > *')) if (!waiting.includes(el)) markLang(el);
-  applyStatic(document, waiting); // (<html>'s lang too when nothing waits)
-  setSpeed(...speedParts); // the speed line in the new language
-  if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
+  for (const p of parts) if (p.d === 0) markLang(p.el);
+  applyStatic(document, relabelWaiting); // (<html>'s lang too when nothing waits)
   describeModel();
   fillModelMenu();
-  text.relabel(); top.relabel(); heat.relabel(); lines.relabel(); grid.relabel(); hist.relabel();
-  describeSteps(); describeBlock(); describeOutput(); describeEdits(); learn.relabel();
-  if (blockShown) { // the LayerNorm menu's sublayer names
-    const { plan } = blockShown;
-    for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
-  }
-  drawHistory();
-  for (const v of views) if (v.d === 0) v.fn();
-  relabelParts.run([...later.map((v) => () => {
-    applyStatic(v.panel);
-    v.fn();
-    setTimeout(() => void v.panel.lastElementChild?.offsetHeight); // laid out (a read inside it does, off screen too), in a task of its own
+  learn.relabel();
+  for (const p of parts) if (p.d === 0) p.fn?.();
+  relabelParts.run([...later.map((p) => () => {
+    relabelWaiting = relabelWaiting.filter((el) => el !== p.el);
+    applyStatic(p.el);
+    p.fn?.();
+    setTimeout(() => void p.el.lastElementChild?.offsetHeight); // laid out (a read inside it does, off screen too), in a task of its own
   }), () => markLang(document)]);
+}
+/** The LayerNorm menu's sublayer names, in the language now. */
+function labelNormMenu() {
+  if (!blockShown) return;
+  const { plan } = blockShown;
+  for (const o of $('norm-ln').options) if (o.value !== 'final') o.textContent = `${o.value} · ${t(`block.sub.${plan.subs.find((x) => x.ln === o.value)?.kind ?? 'attn'}`)}`;
 }
 
 function fillModelMenu() {

@@ -1,6 +1,7 @@
 // Every string of the page, in English and 中文, under the same keys. A string is text, or a
 // function of the numbers it shows. Static markup names its string with data-i18n (text),
-// data-i18n-label (aria-label) or data-i18n-title (title); applyStatic() fills them in.
+// data-i18n-label (aria-label) or data-i18n-title (title); applyStatic() fills them in, and
+// gives the part of the page it fills the language's lang attribute (markLang).
 
 const fmt = (x, d) => (x == null ? '' : Number(x).toFixed(d));
 // 1,350,400: what toLocaleString('en') writes for a whole number, without its first call's cost
@@ -1352,22 +1353,22 @@ export function t(key, ...args) {
 }
 
 /** The current language as a lang attribute has it. */
-export const langTag = () => (lang === 'zh' ? 'zh-CN' : 'en');
+const langTag = () => (lang === 'zh' ? 'zh-CN' : 'en');
 
-/** Give el (the <html> element for the document) the current language's lang attribute, if it
+/** Give el (for the document: its <html> element) the current language's lang attribute, if it
  * has another. A changed lang restyles and reshapes every text under it that has no lang of its
- * own (about 200 ms for the whole page at 1,024 tokens). */
+ * own, which over a whole page at a long prompt is a long task. */
 export function markLang(el) {
   const node = el === document ? document.documentElement : el;
   if (node.getAttribute('lang') !== langTag()) node.setAttribute('lang', langTag());
 }
 
-/** Fill the static markup's strings in the current language, and mark root with it (markLang).
- * Only a string that changed is written: a text node replaced, even by the same words, is laid out
- * and shaped again, and the page relabels itself whole at every load. What lies in one of the
- * elements of skip is left as it is, root's lang too (the page relabels those later). */
+/** Fill the static markup's strings under root in the current language, except in the elements
+ * of skip (relabelled later, each on its own), and mark root with the language (markLang) when
+ * none of those is under it. Only a string that changed is written: a text node replaced, even by
+ * the same words, is laid out and shaped again, and the page relabels itself whole at every load. */
 export function applyStatic(root = document, skip = []) {
-  if (!skip.length) markLang(root);
+  if (!skip.some((s) => root.contains(s))) markLang(root);
   for (const el of root.querySelectorAll('[data-i18n]')) {
     if (skip.length && skip.some((s) => s.contains(el))) continue;
     const s = String(t(el.dataset.i18n) ?? ''); // (as textContent takes a missing string: empty)

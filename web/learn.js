@@ -196,9 +196,11 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
       if (changed.has('sandbox')) sandboxView.update(S.sandbox);
       if (changed.has('guide') || changed.has('lang')) drawGuide();
     },
-    /** A new language: the presets, the tour, the glossary and the sandbox now; the residual
-     * view's drawing when relabelResidual() is called (the page may do it a task later). */
-    relabel() { describeResidual(); sandboxView.relabel(); fillPresets(); fillGlossary(); drawGuide(); },
-    relabelResidual() { residualView.relabel(); },
+    /** A new language: the tour and the glossary now; the presets, the sandbox and the residual
+     * panel (its caption and drawing) when the page calls their own (it may do it a task later). */
+    relabel() { fillGlossary(); drawGuide(); },
+    relabelPresets() { fillPresets(); },
+    relabelSandbox() { sandboxView.relabel(); },
+    relabelResidual() { residualView.relabel(); describeResidual(); },
   };
 }
