@@ -305,10 +305,20 @@ export function createSteps({ root, query, onQuery, onKey }) {
     keepKeyInView();
   }
 
+  // While the panel's contents are skipped (content-visibility: auto, off screen), reading the
+  // current row's place would lay the whole panel out in that frame (tens of ms at a long prompt):
+  // the key table is scrolled once the panel is shown
+  let skipped = false, keepWaits = false;
+  root.closest('.card')?.addEventListener('contentvisibilityautostatechange', (e) => {
+    skipped = e.skipped;
+    if (!skipped && keepWaits) { keepWaits = false; keepKeyInView(); }
+  });
+
   /** The key table's box (new with each drawing, at its top) scrolled so that the key the scalar
    * form shows is whole in it: at a long prompt it may be dozens of rows down (of KEY_ROWS + 1).
    * Once a drawing, after its frame's layout (not on hover: the rows would move under the pointer). */
   function keepKeyInView() {
+    if (skipped) { keepWaits = true; return; }
     const box = root.querySelector('.keys-scroll'), row = box?.querySelector('tbody tr.current');
     if (!row) return;
     requestAnimationFrame(() => {
