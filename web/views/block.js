@@ -15,15 +15,13 @@ const css = cssVar;
 /** Colour strips with a shared hover readout (the step-by-step view's visual language), each a
  * part of one image a drawing (valueSheets): refresh() starts a drawing, end() finishes it. */
 function strips(root) {
-  let neutral = [245, 245, 245], sheet = null;
+  let sheet = null;
   canvasReadout(root);
   warmCss(root, VIEW_VARS);
   const sheets = valueSheets(root);
   return {
     refresh() {
-      const r = css(root, '--strip-mid', '').match(/\d+/g);
-      if (r) neutral = r.slice(0, 3).map(Number);
-      sheet = sheets.begin(neutral);
+      sheet = sheets.begin();
     },
     /** values as a one-row strip, one pixel per value; hover reads name(k) = value, and onIndex(k). */
     strip(values, scale, name, onIndex = null) {

@@ -249,7 +249,7 @@ function stripLabel(values, n) {
  * was parsed again for every strip); each strip is a span showing its part as a background.
  *
  *   const sheets = valueSheets(root);        // once per view
- *   const sheet = sheets.begin(neutral);     // per drawing
+ *   const sheet = sheets.begin();            // per drawing (its neutral colour: root's --strip-mid)
  *   const node = sheet.strip(values, width, height, scale, 'strip');   // or region() and slice()
  *   root.replaceChildren(...nodes, ...sheet.end());   // end(): a <style> where nothing adopts sheets
  */
@@ -257,6 +257,7 @@ let sheetCount = 0;
 const sheetRoots = new WeakMap(); // each view's sheet -> the view's root (see install)
 export function valueSheets(root) {
   const cls = `vsheet${++sheetCount}`;
+  let neutral = [245, 245, 245]; // (kept while --strip-mid does not read as a colour)
   const own = globalThis.CSSStyleSheet && 'replaceSync' in CSSStyleSheet.prototype ? new CSSStyleSheet() : null;
   if (own) sheetRoots.set(own, root);
   /** The rule in the view's own sheet, adopted where the view is (the sheets of views no longer
@@ -272,7 +273,9 @@ export function valueSheets(root) {
     return [];
   }
   return {
-    begin(neutral) {
+    begin() {
+      const mid = cssVar(root, '--strip-mid').match(/\d+/g);
+      if (mid) neutral = mid.slice(0, 3).map(Number);
       const regions = [], slices = [];
       /** values [height * width] as a part of the image, shown by slice(). */
       const region = (values, width, height, scale) => {

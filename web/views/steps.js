@@ -4,7 +4,7 @@
 // their outputs are concatenated, projected by W_O and added to the residual stream; and the
 // matrix form when the text is short. Every number is the engine's or was computed from the
 // engine's tensors in the worker (web/steps.js); this module only lays them out.
-import { gate, roving, el, cssVar, canvasReadout, num, numTerm, maxAbs, valueSheets, positionMenu, warmCss, VIEW_VARS } from './common.js';
+import { gate, roving, el, canvasReadout, num, numTerm, maxAbs, valueSheets, positionMenu, warmCss, VIEW_VARS } from './common.js';
 import { t, getArch } from '../i18n.js';
 import { MATRIX_MAX } from '../steps.js';
 
@@ -14,7 +14,7 @@ const f = num, fp = numTerm;
 
 export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
-  let s = null, rows = [], cols = [], pinned = null, preview = null, neutral = [245, 245, 245];
+  let s = null, rows = [], cols = [], pinned = null, preview = null;
   canvasReadout(root);
   warmCss(root, VIEW_VARS);
   const sheets = valueSheets(root);
@@ -287,10 +287,8 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   function draw() {
-    const r = cssVar(root, '--strip-mid').match(/\d+/g);
-    neutral = r ? r.slice(0, 3).map(Number) : neutral;
     nav?.save();
-    sheet = sheets.begin(neutral);
+    sheet = sheets.begin();
     const stages = [stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix()];
     root.replaceChildren(...stages, ...sheet.end());
     sheet = null;
