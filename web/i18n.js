@@ -1368,16 +1368,17 @@ export function markLang(el) {
  * none of those is under it. Only a string that changed is written: a text node replaced, even by
  * the same words, is laid out and shaped again, and the page relabels itself whole at every load. */
 export function applyStatic(root = document, skip = []) {
+  const waits = (el) => skip.some((s) => s.contains(el));
   if (!skip.some((s) => root.contains(s))) markLang(root);
   for (const el of root.querySelectorAll('[data-i18n]')) {
-    if (skip.length && skip.some((s) => s.contains(el))) continue;
+    if (waits(el)) continue;
     const s = String(t(el.dataset.i18n) ?? ''); // (as textContent takes a missing string: empty)
     const only = el.firstChild;
     if (!(only && !only.nextSibling && only.nodeType === 3 /* text */ && only.data === s)) el.textContent = s;
   }
   for (const [selector, key, attribute] of [['[data-i18n-label]', 'i18nLabel', 'aria-label'], ['[data-i18n-title]', 'i18nTitle', 'title']]) {
     for (const el of root.querySelectorAll(selector)) {
-      if (skip.length && skip.some((s) => s.contains(el))) continue;
+      if (waits(el)) continue;
       const s = String(t(el.dataset[key]));
       if (el.getAttribute(attribute) !== s) el.setAttribute(attribute, s);
     }
