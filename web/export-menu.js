@@ -106,7 +106,7 @@ export function createExportMenu({ state: S, client, loaded, translating, reques
       const answer = await client.tensors({ ...request(), format });
       const name = `${fileBase()}-${answer.stack ? `${answer.stack}-` : ''}layer${answer.layer}.${format}`;
       const values = answer.tensors.reduce((n, x) => n + x.shape.reduce((a, b) => a * b, 1), 0);
-      if (format === 'npz') download(answer.npz, name, 'application/zip'); // (made by the worker)
+      if (format === 'npz') download(answer.npzUrl ? new URL(answer.npzUrl) : answer.npz, name, 'application/zip'); // (made by the worker)
       else if (values > jsonMax()) {
         // written as text on the main thread, a layer at 1024 tokens froze the page for 10 s and
         // then passed the longest string the browser holds: said at once, with the way that works

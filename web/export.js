@@ -377,14 +377,15 @@ export function embedSnippets(state, { view, page, element, translating = false,
   return { iframe, tag };
 }
 
-/** Save bytes or text as a file through the browser's download. */
+/** Save bytes or text as a file through the browser's download; or, given a URL, the file an
+ * object URL made elsewhere names (a worker's, which revokes it itself). */
 export function download(data, name, type) {
-  const blob = data instanceof Blob ? data : new Blob([data], { type });
+  const made = data instanceof URL;
   const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
+  a.href = made ? data.href : URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }));
   a.download = name;
   document.body.append(a);
   a.click();
   a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  if (!made) setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }

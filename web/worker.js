@@ -34,7 +34,7 @@
 //      -> patch-progress {id, done, total, work, workTotal} (patched runs; rows x layers) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
-//        of the .npz, and tensors: [{name, shape}])
+//        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
 // load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision, files (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
@@ -881,6 +881,13 @@ async function tensorsOf(req) {
     // at 1024 tokens (300 MB) froze it for about 2 s
     const { npzParts } = await import('./npy.js'); // (nothing on the way to the first view waits for it)
     answer.npz = new Blob(npzParts(tensors), { type: 'application/zip' });
+    // and its address made here too: URL.createObjectURL waits until the browser holds the whole
+    // Blob, which took the page's thread 58-66 ms for a layer at 1024 tokens; revoked once the
+    // page's download has surely started (a download keeps the Blob it began with)
+    if (typeof URL.createObjectURL === 'function') {
+      const url = answer.npzUrl = URL.createObjectURL(answer.npz);
+      setTimeout(() => URL.revokeObjectURL(url), 30000);
+    }
     answer.tensors = tensors.map(({ name, shape }) => ({ name, shape }));
     postMessage(answer);
   } else postMessage(answer, tensors.map((t) => t.data.buffer));
