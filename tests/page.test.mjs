@@ -144,6 +144,60 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
   await shared.release(page);
 });
 
+test('the attention matrix comes once: a change that keeps it (the temperature) is answered without it, a layer change with the new one', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // every view message as it arrives: its matrix's key, whether it came whole, and its bytes
+  await page.addInitScript(() => {
+    const seen = globalThis.viewsSeen = [];
+    const Native = globalThis.Worker;
+    globalThis.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('message', ({ data }) => {
+          if (data?.type === 'view') seen.push({ key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0 });
+        });
+      }
+    };
+  });
+  await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged')}&engine=strict`);
+  await ready(page);
+  const seen = () => page.evaluate(() => globalThis.viewsSeen.slice());
+  const first = await seen();
+  assert.ok(first.length >= 1 && !first.at(-1).same && first.at(-1).bytes > 0, 'the first view brings its matrix');
+  const cell = () => page.$eval('#heatmap', (c) => c.dataset.rows);
+  const rows = await cell();
+  const before = await draws(page);
+
+  await page.fill('#temperature', '0.5');
+  await page.waitForFunction((n) => globalThis.viewsSeen.length > n, first.length);
+  await ready(page);
+  const warmer = (await seen()).slice(first.length);
+  assert.ok(warmer.length >= 1);
+  for (const v of warmer) assert.deepEqual(v, { key: first.at(-1).key, same: true, bytes: 0 }, 'the temperature keeps the matrix: not sent again');
+  assert.equal((await draws(page)).heatmap, before.heatmap, 'nor drawn again');
+  assert.equal(await cell(), rows);
+  // the held matrix still answers the heatmap's readout
+  const box = await page.$eval('#heatmap', (c) => { const r = c.getBoundingClientRect(); return { x: r.x + r.width * 0.9, y: r.y + r.height * 0.9 }; });
+  await page.mouse.move(box.x, box.y);
+  await page.waitForFunction(() => /^\d+$/.test(document.getElementById('cell').dataset.i ?? '') && /\d\.\d/.test(document.getElementById('cell').textContent));
+
+  const n = (await seen()).length;
+  await page.selectOption('#layer', '1');
+  await page.waitForFunction((k) => globalThis.viewsSeen.length > k, n);
+  await ready(page);
+  const layer = (await seen()).slice(n);
+  assert.ok(layer.every((v) => !v.same && v.bytes > 0) && layer.at(-1).key !== first.at(-1).key, 'a layer change brings the new matrix');
+  assert.ok((await draws(page)).heatmap > before.heatmap);
+  await page.fill('#temperature', '1');
+  await page.waitForFunction((k) => globalThis.viewsSeen.length > k, n + layer.length);
+  await ready(page);
+  assert.deepEqual((await seen()).at(-1), { key: layer.at(-1).key, same: true, bytes: 0 });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off; text dropped is not taken for files', async () => {
   const { page, errors } = await openPage('?model=induction');
   const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));

@@ -26,13 +26,14 @@
 // -log p (kept per sequence); then rewound to the selected position, whose distribution under the
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, steps?, block?, output?}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
 //      -> patch-progress {id, done, total, work, workTotal} (patched runs; rows x layers) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
+//        (a view's attn is {key, same: true} when its key is the request's attnKey: the page holds it)
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
@@ -701,7 +702,7 @@ function outputFor(seq, want) {
 const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s) });
 let residualWant = null; // what the view asked for, with the request being answered
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null) {
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null, attnKey = null) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -709,11 +710,12 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   const layers = store.layers[kind];
   const layer = Math.min(look.layer, layers - 1);
   const head = Math.min(look.head, model.info.n_head - 1);
-  const m = store.matrix(kind, layer, { ...look, head }, C, causal);
-  const attn = {
-    key: `${version}|${kind}|${layer}|${look.mean ? 'mean' : head}|${look.stage}|${look.hideFirst ? 1 : 0}`,
-    kind, layer, head, mean: look.mean, stage: look.stage, causal, ...m,
-  };
+  // the matrix shown, unless the page says it holds this very one (attnKey): at 1024 tokens it is
+  // 8-12 MB, made and copied again for every change of a panel further down, whose buffers the
+  // page's collector then had to free (a full collection of its heap, tens of ms, every few changes)
+  const key = `${version}|${kind}|${layer}|${look.mean ? 'mean' : head}|${look.stage}|${look.hideFirst ? 1 : 0}`;
+  const m = key === attnKey ? null : store.matrix(kind, layer, { ...look, head }, C, causal);
+  const attn = m ? { key, kind, layer, head, mean: look.mean, stage: look.stage, causal, ...m } : { key, same: true };
   const thumbKey = `${version}|${kind}`;
   const grid = gridKey === thumbKey ? null : { key: thumbKey, kind, ...store.thumbnails(kind, C) };
   const eos = model.info.eos_token_id;
@@ -737,7 +739,7 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   if (iv !== undefined) msg.interv = iv;
   msg.edits = experiments.editCount;
   if (msg.edits) msg.before = experiments.before(seq, sampling, msg.top); // the next-token table's "before"
-  const transfer = [m.shown.buffer, ...(m.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
+  const transfer = [...(m ? [m.shown.buffer] : []), ...(m?.pattern ? [m.pattern.buffer, m.scores.buffer] : []), ...(grid ? [grid.data.buffer] : []),
     ...(steps ? stepsBuffers(steps) : []), ...(block ? stages.stagesBuffers(block) : []), ...(out ? output.outputBuffers(out) : [])];
   const res = residualProbe.view(seq, version, residualWant);
   residualWant = null;
@@ -753,7 +755,7 @@ function view(req) {
   if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch), for this very sequence
   firstPass = null;
   residualWant = req.residual ?? null;
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey);
 }
 
 // ---------------------------------------------------------------- generation
