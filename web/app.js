@@ -328,6 +328,7 @@ function drawView(v) {
   if (v.attn.same) {
     // (held no longer, as when a view of a generation came between: asked for again, whole)
     if (attnHeld?.key !== v.attn.key) { attnHeld = null; requestView(); return; }
+    if (attnHeld.head !== v.attn.head) attnHeld = { ...attnHeld, head: v.attn.head }; // (the mean over heads: the same matrix)
     v.attn = attnHeld;
   } else attnHeld = v.attn;
   settle();

@@ -33,7 +33,7 @@
 //      web/experiments.js)
 //      -> patch-progress {id, done, total, work, workTotal} (patched runs; rows x layers) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
-//        (a view's attn is {key, same: true} when its key is the request's attnKey: the page holds it)
+//        (a view's attn is {key, head, same: true} when its key is the request's attnKey: the page holds it)
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
@@ -715,7 +715,8 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   // page's collector then had to free (a full collection of its heap, tens of ms, every few changes)
   const key = `${version}|${kind}|${layer}|${look.mean ? 'mean' : head}|${look.stage}|${look.hideFirst ? 1 : 0}`;
   const m = key === attnKey ? null : store.matrix(kind, layer, { ...look, head }, C, causal);
-  const attn = m ? { key, kind, layer, head, mean: look.mean, stage: look.stage, causal, ...m } : { key, same: true };
+  // (the head too: with the mean over heads the key does not name it, and the page shows it)
+  const attn = m ? { key, kind, layer, head, mean: look.mean, stage: look.stage, causal, ...m } : { key, head, same: true };
   const thumbKey = `${version}|${kind}`;
   const grid = gridKey === thumbKey ? null : { key: thumbKey, kind, ...store.thumbnails(kind, C) };
   const eos = model.info.eos_token_id;
