@@ -87,10 +87,7 @@ const worker = early?.url === workerUrl.href ? early.worker : new Worker(workerU
 let deferred = [];      // what waits for the first view (whenShown, below)
 let info = null;        // the loaded model's description
 let loaded = null;      // { name, origin, kind, build, threads }
-let view = null;        // the worker's last view
-// the attention matrix of the last view drawn: a request names it (attnKey), and the worker sends
-// it again only when the view's is another (see buildView in worker.js)
-let attnHeld = null;
+let view = null;        // the worker's last view (its attention matrix: see drawView)
 let lastDrawn = 0;
 let pendingFilesName = null;
 // the address names a model from files not given yet (model=files): the first files given are
@@ -325,12 +322,14 @@ fillGlossary();
 
 function drawView(v) {
   if (!info) return; // a model is loading: this view was of the one before
+  // a request names the attention matrix of the last view drawn (attnKey), and the worker sends it
+  // again only when this view's is another (see buildView in worker.js)
   if (v.attn.same) {
-    // (held no longer, as when a view of a generation came between: asked for again, whole)
-    if (attnHeld?.key !== v.attn.key) { attnHeld = null; requestView(); return; }
-    if (attnHeld.head !== v.attn.head) attnHeld = { ...attnHeld, head: v.attn.head }; // (the mean over heads: the same matrix)
-    v.attn = attnHeld;
-  } else attnHeld = v.attn;
+    const held = view?.attn;
+    // (held no longer, as when a view of a generation came between: asked for again)
+    if (held?.key !== v.attn.key) { requestView(); return; }
+    v.attn = held.head === v.attn.head ? held : { ...held, head: v.attn.head }; // (the mean over heads: the same matrix)
+  }
   settle();
   // the tokens streamed so far came before this view, so it holds them all
   cancelAnimationFrame(streamFrame);
@@ -485,7 +484,7 @@ function requestView() {
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: attnHeld?.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant() });
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant() });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */
@@ -613,7 +612,6 @@ function describeModel() {
 
 function onLoaded(d) {
   $('download-cancel').hidden = true;
-  attnHeld = null;
   stopPatching(); // (the worker stopped it for the new model)
   viewParts.clear(); // (the parts of the last model's view are not drawn over the new one's)
   info = d.info;
