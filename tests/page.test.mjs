@@ -198,6 +198,48 @@ test('the attention matrix comes once: a change that keeps it (the temperature) 
   await page.close();
 });
 
+test('the step-by-step key table at a long prompt: 32 rows in the redraw\'s first frame, 32 more a frame, all before the page is ready; the pinned key\'s row stays in place', async () => {
+  const tok = austenTokenizer();
+  const text = textOf(tok, 256);
+  tok.free();
+  const { page, errors } = await openPage(`?model=austen&prompt=${encodeURIComponent(text)}&engine=strict&query=255&key=100`);
+  await page.$eval('#steps-panel', (e) => e.scrollIntoView({ block: 'start' }));
+  await page.waitForFunction(() => document.querySelectorAll('#steps table.keys tbody tr').length >= 96 && !document.querySelector('#steps tr.later'));
+  await ready(page);
+  // each frame: the rows hidden, and where the pinned key's row is in its box (of a new table only)
+  await page.evaluate(() => {
+    const old = document.querySelector('#steps table.keys tbody');
+    const frames = globalThis.keyFrames = [];
+    const tick = () => {
+      const box = document.querySelector('#steps .keys-scroll'), body = box?.querySelector('tbody');
+      if (body && body !== old) {
+        const row = body.querySelector('tr.current'), b = box.getBoundingClientRect();
+        frames.push({ rows: body.rows.length, hidden: body.querySelectorAll('tr.later').length, j: row?.dataset.j,
+          top: row ? row.getBoundingClientRect().top - b.top : null, inside: row ? row.getBoundingClientRect().bottom <= b.bottom : false });
+      }
+      if (document.body.dataset.ready !== 'true' || !frames.length || frames.at(-1).hidden) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await page.selectOption('#steps-head', '2');
+  await page.waitForFunction(() => globalThis.keyFrames.length && !globalThis.keyFrames.at(-1).hidden && document.body.dataset.ready === 'true');
+  const frames = await page.evaluate(() => globalThis.keyFrames);
+  const rows = frames[0].rows;
+  assert.ok(rows >= 96, `the table lists the 96 largest weights and the pinned key (${rows} rows)`);
+  assert.equal(frames[0].hidden, rows - 32, 'the first frame lays out 32 rows');
+  assert.equal(frames[0].j, '100');
+  for (let i = 1; i < frames.length; i++) {
+    assert.ok(frames[i - 1].hidden - frames[i].hidden <= 32, `at most 32 more rows a frame (${frames.map((f) => f.hidden).join(', ')})`);
+    // (the first frame's is read before the key is scrolled into the box, in that frame)
+    assert.equal(Math.round(frames[i].top), Math.round(frames[1].top), `the pinned row stays in place (${frames.map((f) => Math.round(f.top)).join(', ')})`);
+    assert.ok(frames[i].inside && frames[i].top >= 0, 'and in its box');
+  }
+  assert.ok(frames.length >= 3 && frames.some((f) => f.hidden > 0 && f.hidden < rows - 32), 'the rest came over several frames');
+  assert.ok(await page.$$eval('#steps table.keys tbody tr', (trs) => trs.every((tr) => tr.getClientRects().length === 1)), 'every row shown once the page is ready');
+  assert.deepEqual(errors, []);
+  await shared.release(page);
+});
+
 test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off; text dropped is not taken for files', async () => {
   const { page, errors } = await openPage('?model=induction');
   const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));

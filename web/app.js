@@ -377,11 +377,15 @@ function drawView(v) {
   // the views further down, each in a task of its own (see frameQueue); then the page is ready
   const parts = [];
   if (v.steps && stepsView) {
+    let drawn = false; // then the key table's other rows, a frame apart (see steps.js's paced)
     parts.push(() => {
+      if (drawn) return stepsView.rest() ? AGAIN : null;
+      drawn = true;
       const k = v.steps.kind;
       const qT = k === 'encoder' ? v.srcTokens : v.tokens, kT = k === 'cross' || k === 'encoder' ? v.srcTokens : v.tokens;
       stepsView.update(v.steps, qT, kT, v.steps.key, S.key);
       describeSteps();
+      return stepsView.pending ? AGAIN : null;
     });
   }
   if (v.block) parts.push(() => drawBlock(v));
@@ -398,14 +402,16 @@ function drawView(v) {
  * does not pay for that one's style and layout): drawn in one task, the step-by-step, block,
  * output, residual and intervention views made it 250-450 ms long at 1024 tokens, and a language
  * switch's redraw of every view 300-800 ms. run(pieces) replaces the pieces still waiting (the
- * newest hold all they would have drawn); with now, the first is drawn at once.
+ * newest hold all they would have drawn); with now, the first is drawn at once. A piece that
+ * returns AGAIN is run again after the next frame.
  */
 function frameQueue() {
   let waiting = [], scheduled = false;
   function next() {
     scheduled = false;
     try {
-      waiting.shift()?.();
+      const piece = waiting.shift();
+      if (piece?.() === AGAIN) waiting.unshift(piece);
     } finally {
       if (waiting.length) { scheduled = true; afterFrame(next); }
     }
@@ -420,6 +426,7 @@ function frameQueue() {
     clear() { waiting = []; },
   };
 }
+const AGAIN = Symbol('again');
 const viewParts = frameQueue(); // the views below the first screen (drawView)
 const relabelParts = frameQueue(); // the views far from the screen, in a new language (relabel)
 /** fn in a task after the next frame; or after 100 ms if no frame comes first (a hidden page, an
@@ -1177,6 +1184,7 @@ function loadLate() {
         root: $('steps'), query: $('steps-query'),
         onQuery: (i) => store.set({ query: i, key: null }),
         onKey: (j) => store.set({ key: j }),
+        paced: true, // (by drawView's pieces)
       });
       embedView = block.createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
       normView = block.createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => store.set({ ln }) });

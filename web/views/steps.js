@@ -10,9 +10,16 @@ import { MATRIX_MAX } from '../steps.js';
 
 const KEY_ROWS = 96;   // the key table lists at most this many keys (the largest weights)
 const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
+// A drawing's first frame shows FIRST_ROWS of the key table's rows, from ABOVE above the shown key
+// (the table's box shows about 13); the others come MORE_ROWS a frame (rest()). All laid out in one
+// frame with the other stages, 97 rows made that frame 50-80 ms long on a 2-core machine.
+const FIRST_ROWS = 32, ABOVE = 8, MORE_ROWS = 32;
 const f = num, fp = numTerm;
 
-export function createSteps({ root, query, onQuery, onKey }) {
+/** paced: the caller shows the key table's other rows, calling rest() a frame apart until it says
+ * none are left (else the view does, after each frame; and when paced, if some are still hidden
+ * 250 ms after a drawing or a rest()). */
+export function createSteps({ root, query, onQuery, onKey, paced = false }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null;
   canvasReadout(root);
@@ -86,9 +93,13 @@ export function createSteps({ root, query, onQuery, onKey }) {
   }
 
   let table = null, nav = null, restoring = false;
+  let waiting = null; // { body, above }: the drawing's rows still hidden (rest())
   function stageScores() {
     const D = s.D, keyScale = maxAbs(s.keys), valScale = maxAbs(s.values);
     const listed = listedKeys();
+    const split = splitting && listed.length > FIRST_ROWS;
+    const from = split ? Math.max(0, Math.min(listed.indexOf(shownKey()) - ABOVE, listed.length - FIRST_ROWS)) : 0;
+    const later = (r) => split && (r < from || r >= from + FIRST_ROWS);
     const kSheet = rowsOf(s.keys, listed, D, keyScale), vSheet = rowsOf(s.values, listed, D, valScale);
     const head = el('tr', {}, ...['thPos', 'thKey', 'thK', 'thDot', 'thScaled', 'thMask', 'thAlpha', 'thV'].map((k) => el('th', { scope: 'col' }, t(`steps.${k}`))));
     const body = el('tbody');
@@ -98,7 +109,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
       const scaled = masked ? s.scaled[j] : s.scores[j];
       const bar = el('span', { class: 'abar' });
       bar.style.width = `${(s.alpha[j] * 100).toFixed(1)}%`;
-      const tr = el('tr', { dataset: { j: String(j) }, class: masked ? 'masked' : '', tabIndex: -1,
+      const tr = el('tr', { dataset: { j: String(j) }, class: `${masked ? 'masked' : ''}${later(r) ? ' later' : ''}`, tabIndex: -1,
         'aria-label': t('steps.rowLabel', j, tokText(cols[j]), s.dot[j], scaled, masked, s.alpha[j]) },
       el('td', {}, String(j)),
       el('td', { class: 'tok' }, tokText(cols[j])),
@@ -112,6 +123,7 @@ export function createSteps({ root, query, onQuery, onKey }) {
     });
     table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listed.length)),
       el('thead', {}, head), body);
+    waiting = split ? { body, above: from } : null;
     nav = roving(body, 'tr', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setPreview(Number(tr.dataset.j)); });
     body.addEventListener('pointerleave', () => setPreview(null));
@@ -286,7 +298,9 @@ export function createSteps({ root, query, onQuery, onKey }) {
     positionMenu(query, rows, s.query);
   }
 
-  function draw() {
+  let splitting = true;
+  function draw(split = true) {
+    splitting = split;
     nav?.save();
     sheet = sheets.begin();
     const stages = [stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix()];
@@ -301,6 +315,29 @@ export function createSteps({ root, query, onQuery, onKey }) {
     restoring = false;
     fillQuery();
     keepKeyInView();
+    if (waiting) pace(waiting);
+  }
+
+  /** rest() after each frame (when paced, 250 ms after) while the drawing w has rows hidden. */
+  function pace(w) {
+    requestAnimationFrame(() => setTimeout(() => { if (waiting === w && rest()) pace(w); }, paced ? 250 : 0));
+  }
+
+  /** Shows MORE_ROWS more of the key table's rows, those below the rows shown first, then those
+   * above (the box scrolled by their height, so that the rows shown stay in place); returns
+   * whether any are still hidden. */
+  function rest() {
+    const w = waiting;
+    if (!w?.body.isConnected) { waiting = null; return false; }
+    const hidden = [...w.body.querySelectorAll('tr.later')];
+    const below = hidden.filter((tr) => tr.sectionRowIndex >= w.above);
+    const show = below.length ? below.slice(0, MORE_ROWS) : hidden.slice(-MORE_ROWS);
+    const row = !below.length && !skipped ? w.body.querySelector('tr:not(.later)') : null;
+    const before = row?.getBoundingClientRect().top; // (laid out already: cheap)
+    for (const tr of show) tr.classList.remove('later');
+    if (row) w.body.closest('.keys-scroll').scrollTop += row.getBoundingClientRect().top - before;
+    if (show.length === hidden.length) waiting = null;
+    return waiting !== null;
   }
 
   // While the panel's contents are skipped (content-visibility: auto, off screen), reading the
@@ -352,7 +389,10 @@ export function createSteps({ root, query, onQuery, onKey }) {
     },
     /** After an error or a model change: nothing stale stays on screen. */
     clear() { g.reset(); s = null; preview = null; root.replaceChildren(); query.replaceChildren(); },
-    relabel() { if (s) draw(); },
+    relabel() { if (s) draw(false); }, // (the language changes: every row at once)
+    /** See paced: shows more rows; whether any are still hidden. */
+    rest,
+    get pending() { return waiting !== null; },
     get data() { return s; },
   };
 }
