@@ -124,6 +124,17 @@ const ONE = (lanternAt) => `<!doctype html><html lang="en"><head><meta charset="
 <script type="module" src="${lanternAt}web/lantern-view.js"></script></head>
 <body><lantern-view id="x" model="induction" view="nonsense"></lantern-view></body></html>`;
 
+/** A page of one step-by-step view at a prompt of about 200 tokens: its key table lists 97 rows. */
+const STEPS = (lanternAt) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Steps</title>
+<script>
+  document.addEventListener('ready', (e) => {
+    const rows = e.target.shadowRoot.querySelectorAll('#steps table.keys tbody tr');
+    window.atReady = { rows: rows.length, hidden: [...rows].filter((tr) => !tr.getClientRects().length).length };
+  });
+</script>
+<script type="module" src="${lanternAt}web/lantern-view.js"></script></head>
+<body><lantern-view id="s" model="austen" view="steps" prompt="${'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. '.repeat(8).trim()}"></lantern-view></body></html>`;
+
 before(async () => {
   lanternServer = await serve(0, '127.0.0.1', { isolated: false, cors: true });
   lanternOrigin = `http://127.0.0.1:${lanternServer.address().port}/`;
@@ -131,7 +142,7 @@ before(async () => {
   // the blog: its own page, and a model folder of its own at /models/tiny/
   blogServer = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
-    const page = { '/': BLOG(lanternOrigin), '/one.html': ONE(lanternOrigin), '/readme.html': `<!doctype html><meta charset="utf-8"><title>README</title>\n${SNIPPET.replaceAll(SNIPPET_HOST, lanternOrigin)}` }[path];
+    const page = { '/': BLOG(lanternOrigin), '/one.html': ONE(lanternOrigin), '/steps.html': STEPS(lanternOrigin), '/readme.html': `<!doctype html><meta charset="utf-8"><title>README</title>\n${SNIPPET.replaceAll(SNIPPET_HOST, lanternOrigin)}` }[path];
     if (page) { res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }); res.end(page); return; }
     const file = /^\/models\/tiny\/([\w.]+)$/.exec(path)?.[1];
     if (file && existsSync(`${ROOT}tests/fixtures/gpt2-tiny/${file}`)) { res.writeHead(200); res.end(readFileSync(`${ROOT}tests/fixtures/gpt2-tiny/${file}`)); return; }
@@ -292,6 +303,19 @@ test('a blog page on another origin: shared engines, a model by URL, errors, the
   await page.evaluate(() => document.getElementById('e').scrollIntoView());
   await waitEvents(page, () => events.some((e) => e.type === 'ready' && e.id === 'e'));
   assert.equal(page.workers().length, 4);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('an element showing the step-by-step view at a long prompt says ready once every row of its key table is shown', async () => {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${blogOrigin}/steps.html`);
+  await page.waitForFunction(() => window.atReady, null, { timeout: 60000 });
+  const atReady = await page.evaluate(() => window.atReady);
+  assert.ok(atReady.rows >= 96, `the table lists 96 keys or more (${atReady.rows})`);
+  assert.equal(atReady.hidden, 0, 'no row hidden when it says ready');
   assert.deepEqual(errors, []);
   await page.close();
 });

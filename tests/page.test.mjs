@@ -228,13 +228,16 @@ test('the step-by-step key table at a long prompt: 32 rows in the redraw\'s firs
   assert.ok(rows >= 96, `the table lists the 96 largest weights and the pinned key (${rows} rows)`);
   assert.equal(frames[0].hidden, rows - 32, 'the first frame lays out 32 rows');
   assert.equal(frames[0].j, '100');
+  const hidden = frames.map((f) => f.hidden).join(', ');
   for (let i = 1; i < frames.length; i++) {
-    assert.ok(frames[i - 1].hidden - frames[i].hidden <= 32, `at most 32 more rows a frame (${frames.map((f) => f.hidden).join(', ')})`);
+    assert.ok(frames[i - 1].hidden - frames[i].hidden <= 32, `at most 32 more rows a frame (${hidden})`);
     // (the first frame's is read before the key is scrolled into the box, in that frame)
-    assert.equal(Math.round(frames[i].top), Math.round(frames[1].top), `the pinned row stays in place (${frames.map((f) => Math.round(f.top)).join(', ')})`);
+    assert.ok(Math.abs(frames[i].top - frames[1].top) <= 1, `the pinned row stays in place (${frames.map((f) => Math.round(f.top)).join(', ')})`);
     assert.ok(frames[i].inside && frames[i].top >= 0, 'and in its box');
   }
-  assert.ok(frames.length >= 3 && frames.some((f) => f.hidden > 0 && f.hidden < rows - 32), 'the rest came over several frames');
+  assert.ok(frames.some((f) => f.hidden > 0 && f.hidden < rows - 32), `the rest came over several frames (${hidden})`);
+  // the page's pieces show them a frame apart, not the view's own fallback (250 ms a step)
+  assert.ok(frames.length <= 2 * Math.ceil((rows - 32) / 32) + 3, `the rest came in the frames right after (${hidden})`);
   assert.ok(await page.$$eval('#steps table.keys tbody tr', (trs) => trs.every((tr) => tr.getClientRects().length === 1)), 'every row shown once the page is ready');
   assert.deepEqual(errors, []);
   await shared.release(page);

@@ -54,6 +54,7 @@ import { createLines } from './views/lines.js';
 import { createTable } from './views/table.js';
 import { createGrid } from './views/grid.js';
 import { createHistory } from './views/history.js';
+import { afterFrame } from './views/common.js';
 import { createLearn } from './learn.js';
 
 const $ = (id) => document.getElementById(id);
@@ -387,6 +388,8 @@ function drawView(v) {
       describeSteps();
       return stepsView.pending ? AGAIN : null;
     });
+  } else if (stepsView?.pending) { // (a drawing's rows still hidden: this view's pieces replace those showing them)
+    parts.push(() => (stepsView.rest() ? AGAIN : null));
   }
   if (v.block) parts.push(() => drawBlock(v));
   if (v.output) parts.push(() => drawOutput(v));
@@ -429,14 +432,6 @@ function frameQueue() {
 const AGAIN = Symbol('again');
 const viewParts = frameQueue(); // the views below the first screen (drawView)
 const relabelParts = frameQueue(); // the views far from the screen, in a new language (relabel)
-/** fn in a task after the next frame; or after 100 ms if no frame comes first (a hidden page, an
- * iframe off screen: they have no frames, and their views are still to be drawn). */
-function afterFrame(fn) {
-  let done = false;
-  const run = () => { if (!done) { done = true; setTimeout(fn); } };
-  requestAnimationFrame(run);
-  setTimeout(run, 100);
-}
 
 // What the first view need not wait for (deferred, declared above: the comparison panel's look for
 // its two folders, the line about downloaded models, the sandbox): done once the page has drawn

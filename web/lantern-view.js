@@ -63,6 +63,7 @@ import { createTop } from './views/top.js';
 import { createHeatmap } from './views/heatmap.js';
 import { createGrid } from './views/grid.js';
 import { createSteps } from './views/steps.js';
+import { afterFrame } from './views/common.js';
 import { createEmbed, createNorm, createFfn } from './views/block.js';
 import { createOutput } from './views/output.js';
 
@@ -537,7 +538,7 @@ export class LanternView extends Base {
       views.grid = createGrid({ root: $('overview'), caption: $('overview-caption'), onPick: (layer, head) => { this.S.layer = layer; this.S.head = head; views.grid.select({ layer, head }); } });
     }
     if (view === 'steps') {
-      views.steps = createSteps({ root: $('steps'), query: $('steps-query'), onQuery: pickQuery, onKey: (j) => { this.S.key = j; views.steps.setKey(j); } });
+      views.steps = createSteps({ root: $('steps'), query: $('steps-query'), onQuery: pickQuery, onKey: (j) => { this.S.key = j; views.steps.setKey(j); }, paced: true });
     }
     if (view === 'embed') views.embed = createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
     if (view === 'norm') views.norm = createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => { this.S.ln = ln; this.refresh(false); } });
@@ -778,6 +779,19 @@ export class LanternView extends Base {
       views.output.update(v.output, v.tokens, v.output.key, this.S.temperature === 0);
       this.drawnKeys.output = v.output.key;
     }
+    // the step-by-step key table's other rows a frame apart (see steps.js's paced), then ready
+    const drawing = this.drawing = (this.drawing ?? 0) + 1;
+    const more = () => {
+      if (drawing !== this.drawing) return; // (a later drawing goes on instead)
+      if (views.steps?.rest()) afterFrame(more);
+      else this.finish(v, info);
+    };
+    if (views.steps?.pending) afterFrame(more);
+    else this.finish(v, info);
+  }
+
+  /** The view drawn: described, and said ready. */
+  finish(v, info) {
     this.describe();
     this.frame.dataset.ready = 'true';
     if (!this.readyFired) {

@@ -55,12 +55,12 @@ export function roving(container, selector, { columns = () => 1, onMove = null }
   let index = 0;
   let hadFocus = false;
   const items = () => Array.from(container.querySelectorAll(selector));
-  const setIndex = (i, focus) => {
+  const setIndex = (i, focus, back = false) => {
     const all = items();
     if (!all.length) return;
     index = Math.max(0, Math.min(all.length - 1, i));
     all.forEach((el, k) => { const want = k === index ? 0 : -1; if (el.tabIndex !== want) el.tabIndex = want; });
-    if (focus) all[index].focus();
+    if (focus) all[index].focus({ preventScroll: back }); // (put back: where it was)
     onMove?.(all[index], index);
   };
   container.addEventListener('keydown', (e) => {
@@ -78,13 +78,23 @@ export function roving(container, selector, { columns = () => 1, onMove = null }
     if (at >= 0 && at !== index) setIndex(at, false);
   });
   return {
-    /** Before a redraw: remember whether the focus is inside. */
-    save() { const a = activeOf(container); hadFocus = container.contains(a) && a !== container; },
-    /** After a redraw: one tab stop again, and the focus back where it was. */
-    restore(i = index) { setIndex(i, hadFocus); hadFocus = false; },
+    /** Before a redraw: remember whether the focus is inside (and say). */
+    save() { const a = activeOf(container); hadFocus = container.contains(a) && a !== container; return hadFocus; },
+    /** After a redraw: one tab stop again, and the focus back where it was (focus: whether it was
+     * in the container a redraw replaced). */
+    restore(i = index, focus = hadFocus) { setIndex(i, focus, true); hadFocus = false; },
     get index() { return index; },
     set: setIndex,
   };
+}
+
+/** fn in a task after the next frame; or after 100 ms if no frame comes first (a hidden page, an
+ * iframe off screen: they have no frames, and their views are still to be drawn). */
+export function afterFrame(fn) {
+  let done = false;
+  const run = () => { if (!done) { done = true; setTimeout(fn); } };
+  requestAnimationFrame(run);
+  setTimeout(run, 100);
 }
 
 export function el(tag, props = {}, ...children) {

@@ -18,7 +18,7 @@ const f = num, fp = numTerm;
 
 /** paced: the caller shows the key table's other rows, calling rest() a frame apart until it says
  * none are left (else the view does, after each frame; and when paced, if some are still hidden
- * 250 ms after a drawing or a rest()). */
+ * 250 ms after the drawing, then 250 ms after each of those). */
 export function createSteps({ root, query, onQuery, onKey, paced = false }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null;
@@ -124,7 +124,7 @@ export function createSteps({ root, query, onQuery, onKey, paced = false }) {
     table = el('table', { class: 'keys' }, el('caption', {}, t('steps.tableCaption', s.query, tokText(rows[s.query]), s.C, listed.length)),
       el('thead', {}, head), body);
     waiting = split ? { body, above: from } : null;
-    nav = roving(body, 'tr', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
+    nav = roving(body, 'tr:not(.later)', { onMove: (tr) => { if (!restoring) setPreview(Number(tr.dataset.j)); } });
     body.addEventListener('pointerover', (e) => { const tr = e.target.closest('tr'); if (tr) setPreview(Number(tr.dataset.j)); });
     body.addEventListener('pointerleave', () => setPreview(null));
     body.addEventListener('focusout', (e) => { if (!body.contains(e.relatedTarget)) setPreview(null); });
@@ -301,7 +301,7 @@ export function createSteps({ root, query, onQuery, onKey, paced = false }) {
   let splitting = true;
   function draw(split = true) {
     splitting = split;
-    nav?.save();
+    const hadFocus = nav?.save() ?? false; // (the table's rows are made anew, with a new nav)
     sheet = sheets.begin();
     const stages = [stageQKV(), stageScores(), stageZ(), stageHeads(), stageResidual(), stageMatrix()];
     root.replaceChildren(...stages, ...sheet.end());
@@ -309,9 +309,9 @@ export function createSteps({ root, query, onQuery, onKey, paced = false }) {
     root.dataset.kind = s.kind;
     root.dataset.query = String(s.query);
     drawScalar();
-    const at = [...root.querySelectorAll('table.keys tbody tr')].findIndex((tr) => Number(tr.dataset.j) === shownKey());
+    const at = [...root.querySelectorAll('table.keys tbody tr:not(.later)')].findIndex((tr) => Number(tr.dataset.j) === shownKey());
     restoring = true; // putting the tab stop back is not a hover
-    nav.restore(Math.max(0, at));
+    nav.restore(Math.max(0, at), hadFocus);
     restoring = false;
     fillQuery();
     keepKeyInView();
