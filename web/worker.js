@@ -12,16 +12,17 @@
 //
 // The step-by-step view asks for more than the attention rows: q, k, v, z, the attention output
 // and the residual stream of one layer, for every position. A pass with the KV cache keeps only
-// its new positions' keys and values, so those come from a second session (the probe) that runs
-// the whole sequence in one pass whenever the sequence or the layer changes, capturing only that
-// layer; web/steps.js turns its tensors into the stages the view draws.
+// its new positions' keys and values, so those come from a second session (the layer probe) that
+// runs the whole sequence in one pass whenever the sequence or the layer changes, capturing only
+// that layer; web/steps.js turns its tensors into the stages the view draws.
 //
-// The block views (embedding and position, Add & Norm, FFN) work the same way with a third
-// session (the inner probe): one whole pass capturing the embeddings, one layer's streams,
-// LayerNorms and FFN hidden layer (never an attention matrix); web/stages.js turns them into
-// the stages for the selected token. Either probe runs only while its views are on screen.
+// The block views (embedding and position, Add & Norm, FFN) read the same pass: it also captures
+// the embeddings and the layer's streams, LayerNorms and FFN hidden layer; web/stages.js turns
+// them into the stages for the selected token. (Each had a pass of its own: at 1024 tokens on the
+// GPT-2 shape, 3.7-4.5 s each on a slow machine.) The probe runs only while those views are on
+// screen.
 //
-// The output view has a fourth session (the outer probe): one whole pass capturing the final norm
+// The output view has a third session (the outer probe): one whole pass capturing the final norm
 // and the logits of every position, from which web/output.js takes each actual next token's
 // -log p (kept per sequence); then rewound to the selected position, whose distribution under the
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
@@ -75,10 +76,8 @@ let chosen = [];      // per decoder position: { id, p } the probability the tok
 let version = 0;      // bumped whenever the session's sequence changes
 let unkId = -1;
 let gen = null;       // the running generation: { id, stop, look, viewId }
-let probe = null;     // the step-by-step view's session: one whole pass, one layer captured
-let probeKey = null;  // which sequence and layer it holds
-let inner = null;     // the block views' session: one whole pass, one layer's streams and FFN
-let innerKey = null;  // which sequence, stack and layer it holds
+let probe = null;     // the step-by-step and block views' session: one whole pass, one layer captured
+let probeKey = null;  // which sequence, stack and layer it holds (layerPass)
 let embedTable = null; // W_E as stored, read once, for models that scale their embeddings
 let outer = null;     // the output view's session: the final norm and logits of every position
 let outerKey = null;  // which sequence it holds
@@ -266,8 +265,6 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   stopSweep(); // (its session goes before its model)
   probe = null; // freed with its model
   probeKey = null;
-  inner = null;
-  innerKey = null;
   embedTable = null;
   outer = null;
   outerKey = null;
@@ -573,22 +570,34 @@ function stepsFor(seq, look, want) {
   const query = Math.min(want.query ?? T - 1, T - 1);
   const key = `${version}|${kind}|${layer}|${head}|${query}`;
   if (key === want.key) return null;
-  const runKey = `${version}|${kind}|${layer}`;
+  const run = layerPass(seq, kind === 'encoder', layer);
+  const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : run.tensor(name));
+  return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
+    rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
+}
+
+/** The layer probe (see the top of this file) holding one whole pass over the sequence, the
+ * encoder's (encoderOnly) or the decoder's (a GPT's), with what both the step-by-step and the
+ * block views read of one layer captured; run anew when the sequence, the stack or the layer
+ * changes. */
+function layerPass(seq, encoderOnly, layer) {
+  const runKey = `${version}|${encoderOnly ? 'encoder' : 'decoder'}|${layer}`;
   if (runKey !== probeKey) {
     probeKey = null;
+    const info = model.info, parallel = info.parallel_attn_mlp === true;
+    const kinds = !isTranslator() ? ['self'] : encoderOnly ? ['encoder'] : ['decoder', 'cross'];
+    const stack = !isTranslator() ? 'gpt' : encoderOnly ? 'encoder' : 'decoder';
     probe ??= model.createSession();
-    probe.setCapture(capturePatterns(kind, layer, { parallel: model.info.parallel_attn_mlp === true }));
+    probe.setCapture([...new Set([...kinds.flatMap((k) => capturePatterns(k, layer, { parallel })), ...stages.capturePatterns(info, stack, layer)])]);
     probe.reset();
     experiments.withEdits(probe);
     if (isTranslator()) {
       probe.encode(seq.src);
-      if (kind !== 'encoder') probe.forward(seq.ids);
+      if (!encoderOnly) probe.forward(seq.ids);
     } else probe.forward(seq.ids);
     probeKey = runKey;
   }
-  const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : probe.tensor(name));
-  return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
-    rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
+  return probe;
 }
 
 /** The block views' stages for the selected token and layer: embedding and position, one
@@ -608,20 +617,8 @@ function blockFor(seq, look, want) {
   const head = Math.min(look.head, info.n_head - 1); // the rotary stage measures one head's query
   const key = `${version}|${stack}|${layer}|${head}|${pos}|${ln}|${views}`;
   if (key === want.key) return null;
-  const runKey = `${version}|${stack}|${layer}`;
-  if (runKey !== innerKey) {
-    innerKey = null;
-    inner ??= model.createSession();
-    inner.setCapture(stages.capturePatterns(info, stack, layer));
-    inner.reset();
-    experiments.withEdits(inner);
-    if (isTranslator()) {
-      inner.encode(seq.src);
-      if (stack === 'decoder') inner.forward(seq.ids);
-    } else inner.forward(seq.ids);
-    innerKey = runKey;
-  }
-  const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : inner.tensor(name));
+  const run = layerPass(seq, stack === 'encoder', layer);
+  const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : run.tensor(name));
   const out = {
     key, stack, layer, pos, ln, views: want.views,
     // what each view draws from: it redraws only when its own changes
