@@ -16,11 +16,13 @@
 // runs the whole sequence in one pass whenever the sequence or the layer changes, capturing only
 // that layer; web/steps.js turns its tensors into the stages the view draws.
 //
-// The block views (embedding and position, Add & Norm, FFN) read the same pass: it also captures
-// the embeddings and the layer's streams, LayerNorms and FFN hidden layer; web/stages.js turns
-// them into the stages for the selected token. (Each had a pass of its own: at 1024 tokens on the
-// GPT-2 shape, 3.7-4.5 s each on a slow machine.) The probe runs only while those views are on
-// screen.
+// The block views (embedding and position, Add & Norm, FFN) read a pass of the same kind that
+// captures the embeddings and one layer's streams, LayerNorms and FFN hidden layer (never an
+// attention matrix); web/stages.js turns them into the stages for the selected token. One pass in
+// the layer probe captures what both kinds of view read (each had a pass of its own: at 1024 tokens
+// on the GPT-2 shape, 3.7-4.5 s each on a slow machine), unless together they pass the session's
+// capture limit: then the block views have a session of their own (the inner probe). Either runs
+// only while its views are on screen.
 //
 // The output view has a third session (the outer probe): one whole pass capturing the final norm
 // and the logits of every position, from which web/output.js takes each actual next token's
@@ -76,8 +78,12 @@ let chosen = [];      // per decoder position: { id, p } the probability the tok
 let version = 0;      // bumped whenever the session's sequence changes
 let unkId = -1;
 let gen = null;       // the running generation: { id, stop, look, viewId }
-let probe = null;     // the step-by-step and block views' session: one whole pass, one layer captured
+let probe = null;     // the layer probe: one whole pass, what the step-by-step (and block) views read of one layer
 let probeKey = null;  // which sequence, stack and layer it holds (layerPass)
+let probeViews = [];  // whose captures it holds: 'steps', 'block'
+let inner = null;     // the block views' own pass, when they alone are on screen (layerPass)
+let innerKey = null;
+let apart = null;     // the run whose two kinds of view pass the capture limit together (layerPass)
 let embedTable = null; // W_E as stored, read once, for models that scale their embeddings
 let outer = null;     // the output view's session: the final norm and logits of every position
 let outerKey = null;  // which sequence it holds
@@ -265,6 +271,8 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   stopSweep(); // (its session goes before its model)
   probe = null; // freed with its model
   probeKey = null;
+  inner = null;
+  innerKey = null;
   embedTable = null;
   outer = null;
   outerKey = null;
@@ -570,34 +578,59 @@ function stepsFor(seq, look, want) {
   const query = Math.min(want.query ?? T - 1, T - 1);
   const key = `${version}|${kind}|${layer}|${head}|${query}`;
   if (key === want.key) return null;
-  const run = layerPass(seq, kind === 'encoder', layer);
+  const run = layerPass(seq, kind === 'encoder', layer, 'steps');
   const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : run.tensor(name));
   return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
     rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
 }
 
-/** The layer probe (see the top of this file) holding one whole pass over the sequence, the
- * encoder's (encoderOnly) or the decoder's (a GPT's), with what both the step-by-step and the
- * block views read of one layer captured; run anew when the sequence, the stack or the layer
- * changes. */
-function layerPass(seq, encoderOnly, layer) {
+/**
+ * The session holding one whole pass over the sequence, the encoder's (encoderOnly) or the
+ * decoder's (a GPT's), with what `view` ('steps' or 'block') reads of one layer captured; run
+ * anew when the sequence, the stack or the layer changes. One pass, in the layer probe, captures
+ * what both kinds of view read (they are next to each other on the page), unless together they
+ * pass the session's capture limit (the step-by-step view's attention matrices at a long prompt,
+ * on a larger model): then each has a pass of its own, the step-by-step view's in the layer probe
+ * and the block views' in the inner probe (so that scrolling from one to the other and back runs
+ * no pass again).
+ */
+function layerPass(seq, encoderOnly, layer, view) {
   const runKey = `${version}|${encoderOnly ? 'encoder' : 'decoder'}|${layer}`;
-  if (runKey !== probeKey) {
-    probeKey = null;
-    const info = model.info, parallel = info.parallel_attn_mlp === true;
-    const kinds = !isTranslator() ? ['self'] : encoderOnly ? ['encoder'] : ['decoder', 'cross'];
-    const stack = !isTranslator() ? 'gpt' : encoderOnly ? 'encoder' : 'decoder';
-    probe ??= model.createSession();
-    probe.setCapture([...new Set([...kinds.flatMap((k) => capturePatterns(k, layer, { parallel })), ...stages.capturePatterns(info, stack, layer)])]);
-    probe.reset();
-    experiments.withEdits(probe);
+  if (probeKey === runKey && probeViews.includes(view)) return probe;
+  if (view === 'block' && innerKey === runKey) return inner;
+  const info = model.info, parallel = info.parallel_attn_mlp === true;
+  const patterns = (which) => [...new Set(which.flatMap((w) => (w === 'steps'
+    ? (!isTranslator() ? ['self'] : encoderOnly ? ['encoder'] : ['decoder', 'cross']).flatMap((k) => capturePatterns(k, layer, { parallel }))
+    : stages.capturePatterns(info, !isTranslator() ? 'gpt' : encoderOnly ? 'encoder' : 'decoder', layer))))];
+  const run = (s, which) => {
+    s.setCapture(patterns(which));
+    s.reset();
+    experiments.withEdits(s);
     if (isTranslator()) {
-      probe.encode(seq.src);
-      if (!encoderOnly) probe.forward(seq.ids);
-    } else probe.forward(seq.ids);
+      s.encode(seq.src);
+      if (!encoderOnly) s.forward(seq.ids);
+    } else s.forward(seq.ids);
+  };
+  const which = apart === runKey ? [view] : ['steps', 'block'];
+  if (which.includes('steps')) {
+    probeKey = null;
+    probe ??= model.createSession();
+    try {
+      run(probe, which);
+    } catch (e) {
+      if (which.length === 1 || e.code !== 4) throw e; // (4: a size limit)
+      apart = runKey;
+      return layerPass(seq, encoderOnly, layer, view);
+    }
     probeKey = runKey;
+    probeViews = which;
+    return probe;
   }
-  return probe;
+  innerKey = null;
+  inner ??= model.createSession();
+  run(inner, which);
+  innerKey = runKey;
+  return inner;
 }
 
 /** The block views' stages for the selected token and layer: embedding and position, one
@@ -617,7 +650,7 @@ function blockFor(seq, look, want) {
   const head = Math.min(look.head, info.n_head - 1); // the rotary stage measures one head's query
   const key = `${version}|${stack}|${layer}|${head}|${pos}|${ln}|${views}`;
   if (key === want.key) return null;
-  const run = layerPass(seq, stack === 'encoder', layer);
+  const run = layerPass(seq, stack === 'encoder', layer, 'block');
   const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : run.tensor(name));
   const out = {
     key, stack, layer, pos, ln, views: want.views,
