@@ -243,6 +243,43 @@ test('the step-by-step key table at a long prompt: 32 rows in the redraw\'s firs
   await shared.release(page);
 });
 
+test('views that took long are sent at once: the output and residual views come in the answer to the next request, and the page is ready only then', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 9000 } }); // (every panel near the screen)
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // every view request asks the worker to split at once (the page asks for 250 ms: a long prompt);
+  // each answer noted: whether it left views for later, and which it brought
+  await page.addInitScript(() => {
+    const seen = globalThis.viewsSeen = [];
+    const Native = globalThis.Worker;
+    globalThis.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('message', ({ data }) => {
+          if (data?.type === 'view') seen.push({ more: data.more === true, output: !!data.output, residual: !!data.residual, steps: !!data.steps, ready: document.body.dataset.ready });
+        });
+      }
+
+      postMessage(msg, ...rest) {
+        if (msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split: -1 };
+        return super.postMessage(msg, ...rest);
+      }
+    };
+  });
+  await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged, that a single man')}&engine=strict`);
+  await page.waitForFunction(() => globalThis.viewsSeen.some((v) => v.output) && document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  const seen = await page.evaluate(() => globalThis.viewsSeen);
+  const split = seen.findIndex((v) => v.more);
+  assert.ok(split >= 0, `an answer left views for later (${JSON.stringify(seen)})`);
+  assert.ok(!seen[split].output && !seen[split].residual, 'without the output and residual views');
+  assert.ok(seen.slice(split + 1).some((v) => v.output && !v.more), `a later answer brings them (${JSON.stringify(seen)})`);
+  assert.ok(seen.filter((v) => v.more).every((v) => v.ready === 'false'), 'the page is not ready while views are left');
+  assert.equal(await page.evaluate(() => document.body.dataset.ready), 'true');
+  assert.ok(await page.$eval('#output', (e) => e.childElementCount > 0), 'the output view is drawn');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off; text dropped is not taken for files', async () => {
   const { page, errors } = await openPage('?model=induction');
   const field = (id) => page.$eval(`#${id}`, (e) => ({ value: e.value, invalid: e.getAttribute('aria-invalid') }));

@@ -332,6 +332,9 @@ function drawView(v) {
     v.attn = held.head === v.attn.head ? held : { ...held, head: v.attn.head }; // (the mean over heads: the same matrix)
   }
   settle();
+  // the worker left the output and residual views for the next request (a long prompt, whose
+  // views above took long): asked for once this one is drawn, and the page not ready till then
+  if (v.more) document.body.dataset.ready = 'false';
   // the tokens streamed so far came before this view, so it holds them all
   cancelAnimationFrame(streamFrame);
   streamFrame = 0;
@@ -396,7 +399,11 @@ function drawView(v) {
   parts.push(() => learn.drawn(v));
   if (v.interv) parts.push(() => drawInterventions(v));
   parts.push(...later);
-  parts.push(() => { document.body.dataset.ready = 'true'; shown(); });
+  parts.push(() => {
+    if (v.more) requestView();
+    else document.body.dataset.ready = 'true';
+    shown();
+  });
   viewParts.run(parts, { now: true });
 }
 
@@ -480,13 +487,16 @@ const look = () => ({ kind: S.attn, layer: S.layer, head: S.head, mean: S.mean, 
 const sampling = () => ({ temperature: S.temperature ?? 1, topK: S.topK, topP: S.topP });
 const seq = () => ({ text: S.prompt ?? '', steps: S.steps, hist: S.hist });
 
+/** When a view's step-by-step and block views took longer than this, the worker sends them at once
+ * and leaves the output and residual views, a pass each, to the next request (buildView). */
+const SPLIT_MS = 250;
 function requestView() {
   if (!info) return;
   const steps = stepsWanted() ? { query: S.query, key: stepsView?.data?.key ?? null } : null;
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant() });
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant(), split: SPLIT_MS });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */

@@ -29,14 +29,16 @@
 // -log p (kept per sequence); then rewound to the selected position, whose distribution under the
 // temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
 //      -> patch-progress {id, done, total, work, workTotal} (patched runs; rows x layers) | patched {id, clean, corrupted, resid, z, ...}
 // Out: progress {loaded, total, file} | loaded {...} | stored {base, bytes} | view {id, ...} | tokens {id, tokens}
-//        (a view's attn is {key, head, same: true} when its key is the request's attnKey: the page holds it)
+//        (a view's attn is {key, head, same: true} when its key is the request's attnKey: the page holds it;
+//        more: true when its output and residual views were left for the next request, the views
+//        before them having taken longer than the request's split ms)
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
@@ -732,7 +734,7 @@ function outputFor(seq, want) {
 const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s) });
 let residualWant = null; // what the view asked for, with the request being answered
 
-function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null, attnKey = null) {
+function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null, attnKey = null, split = Infinity) {
   const T = seq.ids.length, S = seq.src?.length ?? 0;
   const kind = isTranslator() ? look.kind : 'self';
   const causal = kind === 'self' || kind === 'decoder';
@@ -760,10 +762,19 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
     ...distribution(sampling, topN), sampling,
     attn, grid,
   };
+  const t0 = performance.now();
   const steps = stepsFor(seq, look, want);
   if (steps !== undefined) msg.steps = steps;
   const block = blockFor(seq, look, blockWant);
   if (block !== undefined) msg.block = block;
+  // The output and residual views run a pass each of their own (seconds each at 1024 tokens on
+  // GPT-2 small): when the views above were made anew and took longer than `split` ms, they are
+  // sent at once and those two left for the page's next request (more), which finds them made.
+  if ((outWant || residualWant) && (steps || block) && performance.now() - t0 > split) {
+    msg.more = true;
+    outWant = null;
+    residualWant = null;
+  }
   const out = outputFor(seq, outWant);
   if (out !== undefined) msg.output = out;
   const iv = experiments.views(seq, sampling, ivWant, version);
@@ -786,7 +797,7 @@ function view(req) {
   if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch), for this very sequence
   firstPass = null;
   residualWant = req.residual ?? null;
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey);
+  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey, req.split ?? Infinity);
 }
 
 // ---------------------------------------------------------------- generation
