@@ -256,7 +256,10 @@ test('views that took long are sent at once: the output and residual views come 
       constructor(...args) {
         super(...args);
         this.addEventListener('message', ({ data }) => {
-          if (data?.type === 'view') seen.push({ more: data.more === true, output: !!data.output, residual: !!data.residual, steps: !!data.steps, ready: document.body.dataset.ready });
+          if (data?.type !== 'view') return;
+          const v = { more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
+          seen.push(v);
+          setTimeout(() => { v.ready = document.body.dataset.ready; }); // (once the page has taken it)
         });
       }
 
@@ -276,6 +279,17 @@ test('views that took long are sent at once: the output and residual views come 
   assert.ok(seen.filter((v) => v.more).every((v) => v.ready === 'false'), 'the page is not ready while views are left');
   assert.equal(await page.evaluate(() => document.body.dataset.ready), 'true');
   assert.ok(await page.$eval('#output', (e) => e.childElementCount > 0), 'the output view is drawn');
+
+  // another text, once the page was ready: its output pass is left for the next request again, and
+  // that answer says the pass time of the first
+  const n = seen.length;
+  await page.fill('#prompt', 'She was the youngest of the two daughters');
+  await page.waitForFunction((k) => globalThis.viewsSeen.slice(k).some((v) => v.output) && document.body.dataset.ready === 'true', n, { timeout: 30000 });
+  const again = (await page.evaluate(() => globalThis.viewsSeen)).slice(n);
+  const at = again.findIndex((v) => v.more);
+  assert.ok(at >= 0 && again[at].ready === 'false', `the page not ready again (${JSON.stringify(again)})`);
+  const rest = again.slice(at + 1).find((v) => v.output);
+  assert.ok(rest && rest.ms === again[at].ms && rest.ms > 0, 'the next answer says the same pass time');
   assert.deepEqual(errors, []);
   await page.close();
 });

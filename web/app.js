@@ -400,7 +400,7 @@ function drawView(v) {
   if (v.interv) parts.push(() => drawInterventions(v));
   parts.push(...later);
   parts.push(() => {
-    if (v.more) requestView();
+    if (v.more) requestView(Infinity); // (the rest, in one answer)
     else document.body.dataset.ready = 'true';
     shown();
   });
@@ -487,16 +487,17 @@ const look = () => ({ kind: S.attn, layer: S.layer, head: S.head, mean: S.mean, 
 const sampling = () => ({ temperature: S.temperature ?? 1, topK: S.topK, topP: S.topP });
 const seq = () => ({ text: S.prompt ?? '', steps: S.steps, hist: S.hist });
 
-/** When a view's step-by-step and block views took longer than this, the worker sends them at once
- * and leaves the output and residual views, a pass each, to the next request (buildView). */
+/** When a view's step-by-step and block views took longer than this and the output or residual
+ * view has a pass to run, the worker sends the first at once and leaves the others to the next
+ * request (buildView), which asks for no split. */
 const SPLIT_MS = 250;
-function requestView() {
+function requestView(split = SPLIT_MS) {
   if (!info) return;
   const steps = stepsWanted() ? { query: S.query, key: stepsView?.data?.key ?? null } : null;
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant(), split: SPLIT_MS });
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant(), split });
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */

@@ -195,6 +195,8 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
   return {
     /** Forget the session (a new model: it was freed with the old one). */
     reset() { session = null; key = null; norms = null; column = null; },
+    /** Whether it holds the whole pass over the sequence of this version (a view of it runs none). */
+    holds(version) { return key === `${version}`; },
     /**
      * seq: { src (encoder ids or null), ids (decoder / GPT ids) }; version: the sequence's;
      * want: { query, target, key }. undefined when not asked, null when unchanged.

@@ -90,6 +90,7 @@ let embedTable = null; // W_E as stored, read once, for models that scale their 
 let outer = null;     // the output view's session: the final norm and logits of every position
 let outerKey = null;  // which sequence it holds
 let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
+let moreMs = null;    // { version, ms }: the pass time of a view that left some views for the next request
 let tensorProbe = null; // <lantern-view>'s el.tensor(name): a session capturing only that name
 // the head ablations in force on every session, and the intervention views (web/experiments.js)
 const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator(),
@@ -768,10 +769,13 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   const block = blockFor(seq, look, blockWant);
   if (block !== undefined) msg.block = block;
   // The output and residual views run a pass each of their own (seconds each at 1024 tokens on
-  // GPT-2 small): when the views above were made anew and took longer than `split` ms, they are
-  // sent at once and those two left for the page's next request (more), which finds them made.
-  if ((outWant || residualWant) && (steps || block) && performance.now() - t0 > split) {
+  // GPT-2 small): when one of those passes is still to run and the views above were made anew and
+  // took longer than `split` ms, they are sent at once and those two left for the page's next
+  // request (more), which finds them made.
+  const passes = (outWant && outerKey !== `${version}`) || (residualWant && !residualProbe.holds(version));
+  if (passes && (steps || block) && performance.now() - t0 > split) {
     msg.more = true;
+    moreMs = { version, ms }; // (the next request runs nothing new: its answer says this pass's time)
     outWant = null;
     residualWant = null;
   }
@@ -795,7 +799,9 @@ function view(req) {
   experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
   let ms = sync(seq, req.sampling);
   if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch), for this very sequence
+  if (ms == null && moreMs?.version === version) ms = moreMs.ms; // the request after a view that left some (more)
   firstPass = null;
+  moreMs = null;
   residualWant = req.residual ?? null;
   buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey, req.split ?? Infinity);
 }
