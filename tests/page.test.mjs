@@ -81,6 +81,33 @@ function textOf(tok, n) {
   return text;
 }
 
+/** Note every view message the page's worker sends, as it arrives, in globalThis.viewsSeen: its
+ * attention matrix's key, whether that came whole (same: the page holds it) and its bytes; whether
+ * it left views for the next request (more), which it brought, its pass time, and the page's
+ * readiness once the page has taken it. With split, every view request the page makes asks the
+ * worker to split at that many ms instead. */
+const watchViews = (page, { split = null } = {}) => page.addInitScript((split) => {
+  const seen = globalThis.viewsSeen = [];
+  const Native = globalThis.Worker;
+  globalThis.Worker = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', ({ data }) => {
+        if (data?.type !== 'view') return;
+        const v = { key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0,
+          more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
+        seen.push(v);
+        setTimeout(() => { v.ready = document.body.dataset.ready; });
+      });
+    }
+
+    postMessage(msg, ...rest) {
+      if (split !== null && msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split };
+      return super.postMessage(msg, ...rest);
+    }
+  };
+}, split);
+
 /** Run axe-core on the page; the serious and critical violations, described. */
 async function axeViolations(page) {
   await page.addScriptTag({ path: AXE });
@@ -148,22 +175,11 @@ test('the attention matrix comes once: a change that keeps it (the temperature) 
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  // every view message as it arrives: its matrix's key, whether it came whole, and its bytes
-  await page.addInitScript(() => {
-    const seen = globalThis.viewsSeen = [];
-    const Native = globalThis.Worker;
-    globalThis.Worker = class extends Native {
-      constructor(...args) {
-        super(...args);
-        this.addEventListener('message', ({ data }) => {
-          if (data?.type === 'view') seen.push({ key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0 });
-        });
-      }
-    };
-  });
+  await watchViews(page);
   await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged')}&engine=strict`);
   await ready(page);
-  const seen = () => page.evaluate(() => globalThis.viewsSeen.slice());
+  // each view's matrix: its key, whether it came whole, and its bytes
+  const seen = () => page.evaluate(() => globalThis.viewsSeen.map(({ key, same, bytes }) => ({ key, same, bytes })));
   const first = await seen();
   assert.ok(first.length >= 1 && !first.at(-1).same && first.at(-1).bytes > 0, 'the first view brings its matrix');
   const cell = () => page.$eval('#heatmap', (c) => c.dataset.rows);
@@ -247,28 +263,8 @@ test('views that took long are sent at once: the output and residual views come 
   const page = await browser.newPage({ viewport: { width: 1200, height: 9000 } }); // (every panel near the screen)
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  // every view request asks the worker to split at once (the page asks for 250 ms: a long prompt);
-  // each answer noted: whether it left views for later, and which it brought
-  await page.addInitScript(() => {
-    const seen = globalThis.viewsSeen = [];
-    const Native = globalThis.Worker;
-    globalThis.Worker = class extends Native {
-      constructor(...args) {
-        super(...args);
-        this.addEventListener('message', ({ data }) => {
-          if (data?.type !== 'view') return;
-          const v = { more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
-          seen.push(v);
-          setTimeout(() => { v.ready = document.body.dataset.ready; }); // (once the page has taken it)
-        });
-      }
-
-      postMessage(msg, ...rest) {
-        if (msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split: -1 };
-        return super.postMessage(msg, ...rest);
-      }
-    };
-  });
+  // every view request asks the worker to split at once (the page asks for 250 ms: a long prompt)
+  await watchViews(page, { split: -1 });
   await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged, that a single man')}&engine=strict`);
   await page.waitForFunction(() => globalThis.viewsSeen.some((v) => v.output) && document.body.dataset.ready === 'true', null, { timeout: 30000 });
   const seen = await page.evaluate(() => globalThis.viewsSeen);

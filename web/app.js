@@ -381,7 +381,7 @@ function drawView(v) {
   // the views further down, each in a task of its own (see frameQueue); then the page is ready
   const parts = [];
   if (v.steps && stepsView) {
-    let drawn = false; // then the key table's other rows, a frame apart (see steps.js's paced)
+    let drawn = false; // then the key table's other rows, a frame apart (see steps.js's rest)
     parts.push(() => {
       if (drawn) return stepsView.rest() ? AGAIN : null;
       drawn = true;
@@ -1190,7 +1190,6 @@ function loadLate() {
         root: $('steps'), query: $('steps-query'),
         onQuery: (i) => store.set({ query: i, key: null }),
         onKey: (j) => store.set({ key: j }),
-        paced: true, // (by drawView's pieces)
       });
       embedView = block.createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
       normView = block.createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => store.set({ ln }) });

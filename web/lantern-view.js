@@ -538,7 +538,7 @@ export class LanternView extends Base {
       views.grid = createGrid({ root: $('overview'), caption: $('overview-caption'), onPick: (layer, head) => { this.S.layer = layer; this.S.head = head; views.grid.select({ layer, head }); } });
     }
     if (view === 'steps') {
-      views.steps = createSteps({ root: $('steps'), query: $('steps-query'), onQuery: pickQuery, onKey: (j) => { this.S.key = j; views.steps.setKey(j); }, paced: true });
+      views.steps = createSteps({ root: $('steps'), query: $('steps-query'), onQuery: pickQuery, onKey: (j) => { this.S.key = j; views.steps.setKey(j); } });
     }
     if (view === 'embed') views.embed = createEmbed({ root: $('embed'), query: $('embed-query'), onQuery: pickQuery });
     if (view === 'norm') views.norm = createNorm({ root: $('norm'), query: $('norm-query'), onQuery: pickQuery, onLn: (ln) => { this.S.ln = ln; this.refresh(false); } });
@@ -779,7 +779,7 @@ export class LanternView extends Base {
       views.output.update(v.output, v.tokens, v.output.key, this.S.temperature === 0);
       this.drawnKeys.output = v.output.key;
     }
-    // the step-by-step key table's other rows a frame apart (see steps.js's paced), then ready
+    // the step-by-step key table's other rows a frame apart (see steps.js's rest), then ready
     const drawing = this.drawing = (this.drawing ?? 0) + 1;
     const more = () => {
       if (drawing !== this.drawing) return; // (a later drawing goes on instead)

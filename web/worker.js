@@ -90,7 +90,6 @@ let embedTable = null; // W_E as stored, read once, for models that scale their 
 let outer = null;     // the output view's session: the final norm and logits of every position
 let outerKey = null;  // which sequence it holds
 let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
-let moreMs = null;    // { version, ms }: the pass time of a view that left some views for the next request
 let tensorProbe = null; // <lantern-view>'s el.tensor(name): a session capturing only that name
 // the head ablations in force on every session, and the intervention views (web/experiments.js)
 const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator(),
@@ -393,7 +392,9 @@ async function load({ base, name, origin = 'shipped', cache, askAbove = 0, confi
  * page's modules and this load then run side by side; a failure here is left for that load to
  * meet again and report. */
 let early = null; // { base, name, job: the promise of { loaded, progress } or null }
-let firstPass = null; // { version, ms }: the pass prefetch ran on the page's text, which its first view reports
+// { version, ms }: a pass that the next view of that sequence reports: the one prefetch ran on the
+// page's text, or a view's that left some views for the next request (more)
+let firstPass = null;
 async function prefetch({ base, name, files, text }) {
   let progress = null;
   const got = await fetchModel(base, {
@@ -775,7 +776,7 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   const passes = (outWant && outerKey !== `${version}`) || (residualWant && !residualProbe.holds(version));
   if (passes && (steps || block) && performance.now() - t0 > split) {
     msg.more = true;
-    moreMs = { version, ms }; // (the next request runs nothing new: its answer says this pass's time)
+    firstPass = { version, ms }; // (the next request runs nothing new: its answer says this pass's time)
     outWant = null;
     residualWant = null;
   }
@@ -798,10 +799,8 @@ function view(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
   let ms = sync(seq, req.sampling);
-  if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch), for this very sequence
-  if (ms == null && moreMs?.version === version) ms = moreMs.ms; // the request after a view that left some (more)
+  if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch, or a view before: more)
   firstPass = null;
-  moreMs = null;
   residualWant = req.residual ?? null;
   buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey, req.split ?? Infinity);
 }

@@ -16,10 +16,10 @@ const Z_TERMS = 4;     // the weighted sum shows this many terms alpha_j v_j
 const FIRST_ROWS = 32, ABOVE = 8, MORE_ROWS = 32;
 const f = num, fp = numTerm;
 
-/** paced: the caller shows the key table's other rows, calling rest() a frame apart until it says
- * none are left (else the view does, after each frame; and when paced, if some are still hidden
- * 250 ms after the drawing, then 250 ms after each of those). */
-export function createSteps({ root, query, onQuery, onKey, paced = false }) {
+/** The caller shows the key table's other rows, calling rest() a frame apart until it says none
+ * are left (pending); rows still hidden 250 ms after a drawing, or after each of those, the view
+ * shows itself. */
+export function createSteps({ root, query, onQuery, onKey }) {
   const g = gate('steps');
   let s = null, rows = [], cols = [], pinned = null, preview = null;
   canvasReadout(root);
@@ -318,9 +318,9 @@ export function createSteps({ root, query, onQuery, onKey, paced = false }) {
     if (waiting) pace(waiting);
   }
 
-  /** rest() after each frame (when paced, 250 ms after) while the drawing w has rows hidden. */
+  /** rest() every 250 ms while the drawing w has rows hidden (its caller did not show them). */
   function pace(w) {
-    requestAnimationFrame(() => setTimeout(() => { if (waiting === w && rest()) pace(w); }, paced ? 250 : 0));
+    setTimeout(() => { if (waiting === w && rest()) pace(w); }, 250);
   }
 
   /** Shows MORE_ROWS more of the key table's rows, those below the rows shown first, then those
@@ -390,7 +390,7 @@ export function createSteps({ root, query, onQuery, onKey, paced = false }) {
     /** After an error or a model change: nothing stale stays on screen. */
     clear() { g.reset(); s = null; preview = null; root.replaceChildren(); query.replaceChildren(); },
     relabel() { if (s) draw(false); }, // (the language changes: every row at once)
-    /** See paced: shows more rows; whether any are still hidden. */
+    /** Shows more rows (see createSteps); whether any are still hidden. */
     rest,
     get pending() { return waiting !== null; },
     get data() { return s; },
