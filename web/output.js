@@ -22,14 +22,23 @@ export function capturePatterns(info) {
   return [...(final ? [`${p}ln_final.hook_normalized`] : []), 'logits'];
 }
 
+/** log sum exp of one row of logits, in float64. Plain indexed loops: at 1024 positions of a
+ * 50,257-token vocabulary this runs over 51 million logits, and the iterator and mapping forms
+ * (for-of, Float64Array.from with a function) took 11.7 s of the output view's 16 s pass. */
+export function logSumExp(row) {
+  const n = row.length;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) if (row[i] > max) max = row[i];
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += Math.exp(row[i] - max);
+  return max + Math.log(sum);
+}
+
 /** log softmax of one row of logits, in float64. */
 export function logSoftmax(row) {
-  let max = -Infinity;
-  for (const v of row) if (v > max) max = v;
-  let sum = 0;
-  for (const v of row) sum += Math.exp(v - max);
-  const lse = max + Math.log(sum);
-  return Float64Array.from(row, (v) => v - lse);
+  const lse = logSumExp(row), out = new Float64Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i] - lse;
+  return out;
 }
 
 /**
@@ -41,8 +50,8 @@ export function logSoftmax(row) {
 export function nllRows(nll, logits, ids, from = 0) {
   const [R, V] = logits.shape;
   for (let r = 0; r < R && from + r + 1 < ids.length; r++) {
-    const ls = logSoftmax(logits.data.subarray(r * V, (r + 1) * V));
-    nll[from + r] = -ls[ids[from + r + 1]];
+    const row = logits.data.subarray(r * V, (r + 1) * V);
+    nll[from + r] = logSumExp(row) - row[ids[from + r + 1]];
   }
   return nll;
 }
