@@ -199,3 +199,76 @@ test('the worker\'s probe: chunked norms, a rewound position, the token menu, fo
     model.free();
   }
 });
+
+test('the probe\'s one pass serves the output view too: -log p, the final norm, and the views in any order', async () => {
+  const L = await lantern();
+  for (const name of ['austen', 'zh-en']) {
+    const { model, tokenizer } = loadShipped(L, name);
+    const info = model.info, V = model.nVocab;
+    const translator = info.family === 'transformer';
+    const src = translator ? [...tokenizer.encode('我爱机器学习'), info.eos_token_id] : null;
+    const ids = translator ? [info.bos_token_id, ...tokenizer.encode('i love machine learning')] : Array.from(tokenizer.encode('It is a truth universally acknowledged, that a single man'));
+    const T = ids.length;
+    const p = translator ? 'decoder.' : '';
+    const normName = `${p}ln_final.hook_normalized`;
+    const whole = model.createSession({ capture: [...capturePatterns(info), 'logits', ...(info.model_tensors.includes(`${p}ln_final.w`) ? [normName] : [])] });
+    if (src) whole.encode(src);
+    whole.forward(ids);
+    const logits = whole.tensor('logits').data;
+    // every token the probe's sessions run (a rewind runs one), to count its whole passes
+    let ran = 0;
+    const counted = { ...model, info, nVocab: V, tensor: (n) => model.tensor(n),
+      createSession: () => {
+        const s = model.createSession(), forward = s.forward.bind(s), rewind = s.rewind.bind(s);
+        s.forward = (x) => { ran += x.length; return forward(x); };
+        s.rewind = (pos) => { ran += pos > 0 ? 1 : 0; return rewind(pos); }; // (its last token runs again)
+        return s;
+      } };
+    const probe = createResidualProbe({ model: () => counted, tokenizer: () => tokenizer });
+    const checkOutput = (o, what) => {
+      for (let i = 0; i < T - 1; i++) {
+        let max = -Infinity, sum = 0;
+        for (let v = 0; v < V; v++) max = Math.max(max, logits[i * V + v]);
+        for (let v = 0; v < V; v++) sum += Math.exp(logits[i * V + v] - max);
+        close(o.nll[i], max + Math.log(sum) - logits[i * V + ids[i + 1]], 1, `${name} ${what} position ${i}: -log p`);
+      }
+      if (o.norm) {
+        const want = whole.tensor(normName).data;
+        o.norm.data.forEach((v, k) => close(v, want[k], 1, `${name} ${what}: ${normName}[${k}]`));
+      } else assert.ok(!info.model_tensors.includes(`${p}ln_final.w`), `${name}: the final norm's rows are kept`);
+    };
+    const checkView = (pos, what, version = 1) => {
+      const r = probe.view({ src, ids }, version, { query: pos, target: null, key: null });
+      close(r.logit, logits[pos * V + r.token], 0, `${name} ${what}: the logit at position ${pos}`);
+      for (const stack of translator ? ['encoder', 'decoder'] : ['gpt']) {
+        const want = streamNorms((n) => whole.tensor(n), info, stack);
+        r.norms[stack].norms.forEach((v, k) => close(v, want.norms[k], 0, `${name} ${what} ${stack} norm ${k}`));
+      }
+    };
+    // the residual view first: a whole pass without the logits, which the output view then needs
+    checkView(2, 'residual first');
+    assert.equal(ran, T + 1, `${name}: one whole pass and the selected token`);
+    let o = probe.outputPass({ src, ids }, 1);
+    checkOutput(o, 'output after the residual view');
+    assert.equal(ran, 2 * T + 1, `${name}: the output view ran the pass again, with the logits`);
+    // the output view leaves the session at its own position (as the worker does); the residual
+    // view after it, at a later one, then one before it: no whole pass more
+    o.session.setCapture([]);
+    o.session.rewind(2);
+    checkView(T - 1, 'residual after output, later position');
+    checkView(1, 'residual after output, earlier position');
+    assert.equal(probe.outputPass({ src, ids }, 1).nll, o.nll, `${name}: held, not run again`);
+    // run since: the rewind to 2; the positions from 2 up to T - 1 and T - 1 itself; a rewind to 2
+    assert.equal(ran, 2 * T + 1 + 1 + (T - 3) + 1 + 1, `${name}: no whole pass more`);
+    // a new sequence, the output view first: its pass serves the residual view as well
+    ran = 0;
+    o = probe.outputPass({ src, ids }, 2);
+    checkOutput(o, 'output first');
+    checkView(T - 1, 'residual after the output view\'s pass, the last position', 2);
+    checkView(T - 3, 'residual after the output view\'s pass, an earlier position', 2);
+    assert.equal(ran, T + 1 + 1, `${name}: one whole pass for both views, and a rewind each`);
+    whole.free();
+    tokenizer.free?.();
+    model.free();
+  }
+});

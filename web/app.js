@@ -161,7 +161,7 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
     const on = entries.some((e) => e.isIntersecting);
     if (on === stepsOnScreen) return;
     stepsOnScreen = on;
-    if (on) requestView();
+    if (on) requestSoon();
   }, { rootMargin: '600px 0px' }).observe($('steps-panel'));
 } else if (!S.embed) stepsOnScreen = true;
 const stepsWanted = () => stepsOnScreen && (!S.embed || S.view === 'steps');
@@ -180,7 +180,7 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
       if (e.isIntersecting && !blockOnScreen.has(name)) { blockOnScreen.add(name); added = true; }
       else if (!e.isIntersecting) blockOnScreen.delete(name);
     }
-    if (added) requestView();
+    if (added) requestSoon();
   }, { rootMargin: '600px 0px' });
   for (const name of BLOCK_VIEWS) observer.observe($(`${name}-panel`));
 } else if (!S.embed) for (const name of BLOCK_VIEWS) blockOnScreen.add(name);
@@ -196,14 +196,14 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
     const on = entries.some((e) => e.isIntersecting);
     if (on === outputOnScreen) return;
     outputOnScreen = on;
-    if (on) requestView();
+    if (on) requestSoon();
   }, { rootMargin: '600px 0px' }).observe($('output-panel'));
 } else if (!S.embed) outputOnScreen = true;
 const outputWanted = () => outputOnScreen && (!S.embed || S.view === 'output');
 let outputDrawn = null; // the worker's key of the output drawn
 
 // the residual stream, the sandbox, the presets, the guided tour and the glossary dialog (learn.js)
-const learn = createLearn({ store, translating, requestView: () => requestView(), later: whenShown });
+const learn = createLearn({ store, translating, requestView: () => requestView(), requestSoon: () => requestSoon(), later: whenShown });
 
 // the intervention views (#15): each asked of the worker only while on screen (or embedded). The
 // ablations are the page's state (ablate=): the worker keeps them in force on every session, so
@@ -218,7 +218,7 @@ if (!S.embed && 'IntersectionObserver' in globalThis) {
       const name = e.target.id.replace('-panel', '');
       if (e.isIntersecting && !ivOnScreen.has(name)) { ivOnScreen.add(name); added = true; } else if (!e.isIntersecting) ivOnScreen.delete(name);
     }
-    if (added) requestView();
+    if (added) requestSoon();
   }, { rootMargin: '600px 0px' });
   for (const name of IV_VIEWS) observer.observe($(`${name}-panel`));
 } else if (!S.embed) for (const name of IV_VIEWS) ivOnScreen.add(name);
@@ -498,6 +498,16 @@ function requestView(split = SPLIT_MS) {
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
   client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant(), split });
+}
+
+/** requestView once every panel that came on screen in this frame has said so. The observers are
+ * called one after another in one task: each asked at once, the first one's request went out
+ * alone and the worker ran its pass before it heard of the others (at 1024 tokens on the GPT-2
+ * shape, the FFN view's pass ran while the output and residual views, on screen in the same
+ * scroll, waited 3.5 s behind it, and then ran two passes where one serves both). */
+let soon = null;
+function requestSoon() {
+  soon ??= setTimeout(() => { soon = null; requestView(); }, 0);
 }
 
 /** Append a token after the shown position: a branch drops the steps beyond it. */

@@ -19,9 +19,10 @@ const LEARNER_PANELS = ['attention-panel', 'positions-panel', 'steps-panel', 'em
 
 /**
  * store: the page's store; translating(): an encoder-decoder is loaded; requestView(): ask the
- * worker for what is on screen; later(fn): run fn once the page's first view is drawn.
+ * worker for what is on screen; requestSoon(): the same once the other panels that came on screen
+ * with this one have said so; later(fn): run fn once the page's first view is drawn.
  */
-export function createLearn({ store, translating, requestView, later = (fn) => fn() }) {
+export function createLearn({ store, translating, requestView, requestSoon = requestView, later = (fn) => fn() }) {
   const S = store.state;
   const $ = (id) => document.getElementById(id);
 
@@ -38,7 +39,7 @@ export function createLearn({ store, translating, requestView, later = (fn) => f
       const on = entries.some((e) => e.isIntersecting);
       if (on === residualOnScreen) return;
       residualOnScreen = on;
-      if (on) requestView();
+      if (on) requestSoon();
     }, { rootMargin: '600px 0px' }).observe($('residual-panel'));
   } else if (!S.embed) residualOnScreen = true;
   const describeResidual = () => {

@@ -18,6 +18,7 @@
 
 import { prefixOf } from './stages.js';
 import { topIndices } from './interventions.js';
+import * as output from './output.js';
 
 /** The stacks whose stream the view shows: a GPT's, or an encoder-decoder's two. */
 export const stacksOf = (info) => (info.family === 'transformer' ? ['encoder', 'decoder'] : ['gpt']);
@@ -184,19 +185,72 @@ export const PASS_BYTES = 32e6;
 export const CHOICES = 8;
 
 /**
- * The residual view's session, as the worker runs it (and the test, the same way): one whole pass
- * per sequence (in chunks) for the norms, then for the selected position a rewind and a one-token
- * pass, whose row 0 holds every hook the parts need. model(), tokenizer(): the loaded ones;
- * withEdits(session): puts the page's interventions in force on it (or nothing).
+ * The session of the residual and output views, as the worker runs it (and the tests, the same
+ * way). One whole pass per sequence (in chunks) keeps what those views show of every position:
+ * the stream's norms, and, once the output view asks (outputPass), each actual next token's
+ * -log p and the final norm's rows (web/output.js; the logits of every position, an unembedding
+ * per position). Then each view rewinds the same session to its selected position: the residual
+ * view runs that token again capturing every hook its parts need (row 0 of that pass), the output
+ * view reads the engine's logits and distribution there. One pass serves both views: at 1024
+ * tokens on the GPT-2 shape, each view's own pass took 5 s and 7 s.
+ * model(), tokenizer(): the loaded ones; withEdits(session): puts the page's interventions in
+ * force on it (or nothing).
  */
 export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) {
-  let session = null, key = null, norms = null, column = null;
+  let session = null, key = null, norms = null, column = null, outputs = null;
   const get = (name) => (name.includes('hook_') ? session.tensor(name) : model().tensor(name));
+  /** The whole pass over seq (version), unless held; with the output view's logits when asked
+   * (a pass held without them is run again). */
+  function run(seq, version, withOutput) {
+    if (key === `${version}` && (!withOutput || outputs)) return;
+    key = null;
+    outputs = null;
+    const m = model(), info = m.info, M = info.d_model;
+    const stack = info.family === 'transformer' ? 'decoder' : 'gpt';
+    const ids = seq.ids, T = ids.length;
+    const streams = stacksOf(info).flatMap((st) => streamNames(info, st));
+    const outNames = withOutput ? output.capturePatterns(info) : [];
+    const normName = outNames.find((n) => n.endsWith('hook_normalized')) ?? null;
+    session ??= m.createSession();
+    session.setCapture([...streams, ...outNames]);
+    session.reset();
+    withEdits(session);
+    norms = {};
+    if (stack === 'decoder') {
+      session.encode(seq.src);
+      const e = streamNorms((n) => session.tensor(n), info, 'encoder');
+      norms.encoder = { rows: e.rows, T: e.T, norms: e.norms };
+    }
+    const rows = streamNames(info, stack).length;
+    const data = new Float32Array(rows * T);
+    const nll = withOutput ? new Float64Array(Math.max(T - 1, 0)) : null;
+    const normData = normName ? new Float32Array(T * M) : null;
+    const perPos = 4 * (rows * M + (withOutput ? m.nVocab + M : 0));
+    const chunk = Math.max(1, Math.floor(PASS_BYTES / perPos));
+    for (let from = 0; from < T; from += chunk) {
+      session.forward(ids.slice(from, Math.min(T, from + chunk)));
+      normsInto(data, T, (n) => session.tensor(n), info, stack, from);
+      if (nll) output.nllRows(nll, session.tensor('logits'), ids, from);
+      if (normData) normData.set(session.tensor(normName).data, from * M);
+    }
+    norms[stack] = { rows, T, norms: data };
+    if (withOutput) outputs = { ...output.perplexityOf(nll), norm: normName ? { data: normData, M, name: normName } : null };
+    key = `${version}`;
+  }
   return {
     /** Forget the session (a new model: it was freed with the old one). */
-    reset() { session = null; key = null; norms = null; column = null; },
-    /** Whether it holds the whole pass over the sequence of this version (a view of it runs none). */
-    holds(version) { return key === `${version}`; },
+    reset() { session = null; key = null; norms = null; column = null; outputs = null; },
+    /** Whether it holds the whole pass over the sequence of this version, with the output view's
+     * logits if asked (a view of it runs no pass). */
+    holds(version, withOutput = false) { return key === `${version}` && (!withOutput || outputs != null); },
+    /**
+     * The output view's pass: the session (brought to no position in particular) and what the
+     * whole pass kept for it: { nll, mean, perplexity, norm: { data [T, M], M, name } | null }.
+     */
+    outputPass(seq, version) {
+      run(seq, version, true);
+      return { session, ...outputs };
+    },
     /**
      * seq: { src (encoder ids or null), ids (decoder / GPT ids) }; version: the sequence's;
      * want: { query, target, key }. undefined when not asked, null when unchanged.
@@ -213,33 +267,16 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
       const pos = Math.max(0, Math.min(want.query ?? auto, T - 1));
       const viewKey = `${version}|${pos}|${want.target ?? 'auto'}`;
       if (viewKey === want.key) return null;
-      const perPos = 4 * info.d_model * (5 * info.n_layer + 6);
-      const chunk = Math.max(1, Math.floor(PASS_BYTES / perPos));
-      if (key !== `${version}`) {
-        key = null;
-        session ??= m.createSession();
-        session.setCapture(capturePatterns(info));
-        session.reset();
-        withEdits(session);
-        norms = {};
-        if (translator) {
-          session.encode(seq.src);
-          const e = streamNorms((n) => session.tensor(n), info, 'encoder');
-          norms.encoder = { rows: e.rows, T: e.T, norms: e.norms };
-        }
-        const rows = streamNames(info, stack).length;
-        const data = new Float32Array(rows * T);
-        for (let from = 0; from < T; from += chunk) {
-          session.forward(ids.slice(from, Math.min(T, from + chunk)));
-          normsInto(data, T, (n) => session.tensor(n), info, stack, from);
-        }
-        norms[stack] = { rows, T, norms: data };
-        key = `${version}`;
+      run(seq, version, false);
+      // the selected position: rewound to just after it (its token run again as a step, every
+      // hook the parts need captured: row 0 of that pass)
+      if (session.length < pos) { // (the output view left it before this position)
+        session.setCapture([]);
+        session.forward(ids.slice(session.length, pos));
       }
-      // the selected position: rewound to it, then its one token again (row 0 of that pass)
-      if (session.length > pos) session.rewind(pos);
-      while (session.length < pos) session.forward(ids.slice(session.length, Math.min(pos, session.length + chunk)));
-      session.forward([ids[pos]]);
+      session.setCapture(capturePatterns(info));
+      if (session.length > pos) session.rewind(pos + 1);
+      else session.forward([ids[pos]]);
       const logits = session.logits();
       const next = pos + 1 < T ? ids[pos + 1] : null;
       const top = topIndices(logits, CHOICES);

@@ -24,10 +24,11 @@
 // capture limit: then the block views have a session of their own (the inner probe). Either runs
 // only while its views are on screen.
 //
-// The output view has a third session (the outer probe): one whole pass capturing the final norm
-// and the logits of every position, from which web/output.js takes each actual next token's
-// -log p (kept per sequence); then rewound to the selected position, whose distribution under the
-// temperature is the engine's session.probs({ temperature }). It too runs only while on screen.
+// The output and residual views share a third session (web/residual.js's probe): one whole pass
+// per sequence keeps the residual stream's norms and, for the output view, each actual next
+// token's -log p (web/output.js, from the logits of every position) and the final norm's rows;
+// then each view rewinds it to its selected position (the engine's distribution under the
+// temperature there is session.probs({ temperature })). It too runs only while they are on screen.
 //
 // In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
@@ -68,7 +69,6 @@ import { MODELS, decodeState } from './state.js'; // which shipped model a page'
 const engineBuild = new URL(self.location.href).searchParams.get('engine') ?? 'auto';
 const GRID = 48;          // thumbnails of the overview are at most GRID x GRID cells
 const CHUNK_BYTES = 64e6; // a prefill is run in chunks whose captured attention fits in this
-const LOGIT_BYTES = 32e6; // the output view's pass is run in chunks whose captured logits fit in this
 
 let lantern = null;   // the engine of the loaded model
 const engines = new Map(); // build -> the promise of that engine, made once
@@ -87,9 +87,6 @@ let inner = null;     // the block views' own pass, when they alone are on scree
 let innerKey = null;
 let apart = null;     // the run whose two kinds of view pass the capture limit together (layerPass)
 let embedTable = null; // W_E as stored, read once, for models that scale their embeddings
-let outer = null;     // the output view's session: the final norm and logits of every position
-let outerKey = null;  // which sequence it holds
-let outerCache = null; // { nll, mean, perplexity, normalized } of that sequence
 let tensorProbe = null; // <lantern-view>'s el.tensor(name): a session capturing only that name
 // the head ablations in force on every session, and the intervention views (web/experiments.js)
 const experiments = createExperiments({ model: () => model, tokenizer: () => tokenizer, session: () => session, translator: () => isTranslator(),
@@ -276,9 +273,6 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
   inner = null;
   innerKey = null;
   embedTable = null;
-  outer = null;
-  outerKey = null;
-  outerCache = null;
   residualProbe.reset(); // freed with its model
   tensorProbe = null;
   experiments.reset();
@@ -688,32 +682,12 @@ function outputFor(seq, want) {
   const temperature = want.temperature > 0 ? want.temperature : 1; // greedy shows the model's own distribution
   const key = `${version}|${pos}|${temperature}`;
   if (key === want.key) return null;
-  const runKey = `${version}`;
-  if (runKey !== outerKey) {
-    outerKey = null;
-    outerCache = null;
-    outer ??= model.createSession();
-    outer.setCapture(output.capturePatterns(model.info));
-    outer.reset();
-    experiments.withEdits(outer);
-    if (isTranslator()) outer.encode(seq.src);
-    // in passes whose logits (V floats a position) stay under LOGIT_BYTES
-    const chunk = Math.max(1, Math.floor(LOGIT_BYTES / (4 * model.nVocab)));
-    const normName = output.capturePatterns(model.info).find((n) => n.endsWith('hook_normalized'));
-    const M = model.info.d_model;
-    const nll = new Float64Array(Math.max(T - 1, 0)), normData = normName ? new Float32Array(T * M) : null;
-    for (let from = 0; from < T; from += chunk) {
-      outer.forward(ids.slice(from, Math.min(T, from + chunk)));
-      output.nllRows(nll, outer.tensor('logits'), ids, from);
-      if (normName) normData.set(outer.tensor(normName).data, from * M);
-    }
-    outerCache = { ...output.perplexityOf(nll), norm: normName ? { data: normData, M, name: normName } : null };
-    outerKey = runKey;
-  }
-  // the engine's logits and probabilities are those of the last position it ran: bring it there
-  if (outer.length > pos + 1) outer.rewind(pos + 1);
-  else if (outer.length < pos + 1) outer.forward(ids.slice(outer.length, pos + 1));
-  const { nll, mean, perplexity, norm } = outerCache;
+  // the whole pass (shared with the residual view), then the engine's logits and probabilities
+  // are those of the last position it ran: brought there
+  const { session: outer, nll, mean, perplexity, norm } = residualProbe.outputPass(seq, version);
+  outer.setCapture([]); // (the residual view's one-token pass captures all its hooks)
+  if (outer.length > pos) outer.rewind(pos + 1);
+  else outer.forward(ids.slice(outer.length, pos + 1));
   const next = pos + 1 < T ? ids[pos + 1] : null;
   const stage = output.outputStage({
     normalized: norm ? norm.data.subarray(pos * norm.M, (pos + 1) * norm.M) : null,
@@ -730,9 +704,8 @@ function outputFor(seq, want) {
   };
 }
 
-// The residual-stream view has a session of its own too (web/residual.js runs it): one whole pass
-// per sequence for the stream's norms, then the selected position again for what each part adds
-// to one token's logit. It too runs only while on screen.
+// The residual-stream and output views' session (web/residual.js runs it): one whole pass per
+// sequence, then the selected position again, for what each part adds to one token's logit.
 const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s) });
 let residualWant = null; // what the view asked for, with the request being answered
 
@@ -769,11 +742,10 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
   if (steps !== undefined) msg.steps = steps;
   const block = blockFor(seq, look, blockWant);
   if (block !== undefined) msg.block = block;
-  // The output and residual views run a pass each of their own (seconds each at 1024 tokens on
-  // GPT-2 small): when one of those passes is still to run and the views above were made anew and
-  // took longer than `split` ms, they are sent at once and those two left for the page's next
-  // request (more), which finds them made.
-  const passes = (outWant && outerKey !== `${version}`) || (residualWant && !residualProbe.holds(version));
+  // The output and residual views run a whole pass of their own (seconds at 1024 tokens on GPT-2
+  // small): when it is still to run and the views above were made anew and took longer than
+  // `split` ms, those are sent at once and the two left for the page's next request (more).
+  const passes = (outWant && !residualProbe.holds(version, true)) || (residualWant && !residualProbe.holds(version));
   if (passes && (steps || block) && performance.now() - t0 > split) {
     msg.more = true;
     firstPass = { version, ms }; // (the next request runs nothing new: its answer says this pass's time)
