@@ -206,18 +206,22 @@ test('the probe\'s one pass serves the output view too: -log p, the final norm, 
     const { model, tokenizer } = loadShipped(L, name);
     const info = model.info, V = model.nVocab;
     const translator = info.family === 'transformer';
-    const src = translator ? [...tokenizer.encode('我爱机器学习'), info.eos_token_id] : null;
-    const ids = translator ? [info.bos_token_id, ...tokenizer.encode('i love machine learning')] : Array.from(tokenizer.encode('It is a truth universally acknowledged, that a single man'));
-    const T = ids.length;
     const p = translator ? 'decoder.' : '';
     const normName = `${p}ln_final.hook_normalized`;
-    const whole = model.createSession({ capture: [...capturePatterns(info), 'logits', ...(info.model_tensors.includes(`${p}ln_final.w`) ? [normName] : [])] });
-    if (src) whole.encode(src);
-    whole.forward(ids);
-    const logits = whole.tensor('logits').data;
+    const hasNorm = info.model_tensors.includes(`${p}ln_final.w`);
+    const src = translator ? [...tokenizer.encode('我爱机器学习'), info.eos_token_id] : null;
+    // two sequences (versions 1 and 2), each with a whole pass of its own to check against
+    const texts = translator ? ['i love machine learning', 'i love learning'] : ['It is a truth universally acknowledged, that a single man', 'She was the youngest of the two daughters'];
+    const seqs = texts.map((text) => {
+      const ids = translator ? [info.bos_token_id, ...tokenizer.encode(text)] : Array.from(tokenizer.encode(text));
+      const whole = model.createSession({ capture: [...capturePatterns(info), 'logits', ...(hasNorm ? [normName] : [])] });
+      if (src) whole.encode(src);
+      whole.forward(ids);
+      return { seq: { src, ids }, T: ids.length, whole, logits: whole.tensor('logits').data };
+    });
     // every token the probe's sessions run (a rewind runs one), to count its whole passes
     let ran = 0;
-    const counted = { ...model, info, nVocab: V, tensor: (n) => model.tensor(n),
+    const counted = { info, nVocab: V, tensor: (n) => model.tensor(n),
       createSession: () => {
         const s = model.createSession(), forward = s.forward.bind(s), rewind = s.rewind.bind(s);
         s.forward = (x) => { ran += x.length; return forward(x); };
@@ -225,49 +229,62 @@ test('the probe\'s one pass serves the output view too: -log p, the final norm, 
         return s;
       } };
     const probe = createResidualProbe({ model: () => counted, tokenizer: () => tokenizer });
-    const checkOutput = (o, what) => {
+    // the output view at pos: -log p of every position, the final norm's rows, and the session's
+    // logits and distribution those of pos
+    const checkOutput = (version, pos, what) => {
+      const { seq, T, whole, logits } = seqs[version - 1];
+      const o = probe.outputAt(seq, version, pos);
       for (let i = 0; i < T - 1; i++) {
         let max = -Infinity, sum = 0;
         for (let v = 0; v < V; v++) max = Math.max(max, logits[i * V + v]);
         for (let v = 0; v < V; v++) sum += Math.exp(logits[i * V + v] - max);
-        close(o.nll[i], max + Math.log(sum) - logits[i * V + ids[i + 1]], 1, `${name} ${what} position ${i}: -log p`);
+        close(o.nll[i], max + Math.log(sum) - logits[i * V + seq.ids[i + 1]], 1, `${name} ${what} position ${i}: -log p`);
       }
-      if (o.norm) {
+      if (hasNorm) {
         const want = whole.tensor(normName).data;
         o.norm.data.forEach((v, k) => close(v, want[k], 1, `${name} ${what}: ${normName}[${k}]`));
-      } else assert.ok(!info.model_tensors.includes(`${p}ln_final.w`), `${name}: the final norm's rows are kept`);
+      } else assert.equal(o.norm, null);
+      const row = o.session.logits();
+      for (let v = 0; v < V; v += 97) close(row[v], logits[pos * V + v], 1, `${name} ${what}: the session's logit ${v} at position ${pos}`);
+      return o;
     };
-    const checkView = (pos, what, version = 1) => {
-      const r = probe.view({ src, ids }, version, { query: pos, target: null, key: null });
-      close(r.logit, logits[pos * V + r.token], 0, `${name} ${what}: the logit at position ${pos}`);
+    // the residual view at pos: its logit, its parts adding up to it, and the stream's norms
+    const checkView = (version, pos, what) => {
+      const { seq, whole, logits } = seqs[version - 1];
+      const r = probe.view(seq, version, { query: pos, target: null, key: null });
+      const at = `${name} ${what} position ${pos}`;
+      close(r.logit, logits[pos * V + r.token], 0, `${at}: the logit`);
+      const big = Math.max(...r.parts.map((x) => Math.abs(x.value)));
+      if (translator) close(r.parts.at(-1).value, r.logit, big, `${at}: the last layer through W_U = the logit`);
+      else close(r.total, r.logit, big, `${at}: parts + bias = the logit`);
       for (const stack of translator ? ['encoder', 'decoder'] : ['gpt']) {
         const want = streamNorms((n) => whole.tensor(n), info, stack);
-        r.norms[stack].norms.forEach((v, k) => close(v, want.norms[k], 0, `${name} ${what} ${stack} norm ${k}`));
+        r.norms[stack].norms.forEach((v, k) => close(v, want.norms[k], 0, `${at} ${stack} norm ${k}`));
       }
     };
-    // the residual view first: a whole pass without the logits, which the output view then needs
-    checkView(2, 'residual first');
-    assert.equal(ran, T + 1, `${name}: one whole pass and the selected token`);
-    let o = probe.outputPass({ src, ids }, 1);
-    checkOutput(o, 'output after the residual view');
-    assert.equal(ran, 2 * T + 1, `${name}: the output view ran the pass again, with the logits`);
-    // the output view leaves the session at its own position (as the worker does); the residual
-    // view after it, at a later one, then one before it: no whole pass more
-    o.session.setCapture([]);
-    o.session.rewind(2);
-    checkView(T - 1, 'residual after output, later position');
-    checkView(1, 'residual after output, earlier position');
-    assert.equal(probe.outputPass({ src, ids }, 1).nll, o.nll, `${name}: held, not run again`);
-    // run since: the rewind to 2; the positions from 2 up to T - 1 and T - 1 itself; a rewind to 2
-    assert.equal(ran, 2 * T + 1 + 1 + (T - 3) + 1 + 1, `${name}: no whole pass more`);
-    // a new sequence, the output view first: its pass serves the residual view as well
+    const [{ T }, { T: T2 }] = seqs;
+    // the output view first: its pass (with the logits) serves the residual view as well
+    checkOutput(1, T - 1, 'output first');
+    assert.equal(ran, T, `${name}: one whole pass, and the output view already at the last position`);
+    checkView(1, T - 1, 'residual after the output view, the last position');
+    checkView(1, 2, 'residual after the output view, an earlier position');
+    checkOutput(1, 1, 'output again, an earlier position');
+    checkView(1, T - 2, 'residual after the output view, a later position');
+    const o = checkOutput(1, T - 1, 'output again, the last position');
+    assert.equal(probe.outputAt(seqs[0].seq, 1, T - 1).nll, o.nll, `${name}: held, not run again`);
+    // run since the pass: rewinds to T and 3; the output view's rewind to 2; the residual view's
+    // catch-up from 2 to T - 2 and its token; the output view's catch-up to T
+    assert.equal(ran, T + 1 + 1 + 1 + (T - 4) + 1 + 1, `${name}: no whole pass more`);
+    // another sequence, the residual view first: a whole pass without the logits, which the
+    // output view then runs again with them (the output view's own numbers, not the last sequence's)
     ran = 0;
-    o = probe.outputPass({ src, ids }, 2);
-    checkOutput(o, 'output first');
-    checkView(T - 1, 'residual after the output view\'s pass, the last position', 2);
-    checkView(T - 3, 'residual after the output view\'s pass, an earlier position', 2);
-    assert.equal(ran, T + 1 + 1, `${name}: one whole pass for both views, and a rewind each`);
-    whole.free();
+    checkView(2, 1, 'residual first');
+    assert.equal(ran, T2 + 1, `${name}: one whole pass and the selected token`);
+    checkOutput(2, T2 - 2, 'output after the residual view');
+    assert.equal(ran, 2 * T2 + 1 + 1, `${name}: the output view ran the pass again, with the logits`);
+    checkView(2, T2 - 1, 'residual after that');
+    assert.equal(ran, 2 * T2 + 1 + 1 + 1, `${name}: and no pass more`);
+    for (const { whole } of seqs) whole.free();
     tokenizer.free?.();
     model.free();
   }

@@ -1,8 +1,10 @@
 // The residual stream, from the engine's tensors: its norm at every layer and token, and what
-// each attention and MLP output adds to one token's logit. A plain module of pure functions, the
-// sibling of web/stages.js: the worker calls it to build what the "residual stream" view draws,
-// and tests/residual_stream.test.mjs calls it on the same tensors to prove that the parts shown
-// add up to the engine's logit and agree with the engine's own logit attribution.
+// each attention and MLP output adds to one token's logit. Pure functions, the siblings of
+// web/stages.js, and the session that runs them (createResidualProbe, at the end: it also runs the
+// output view's pass, web/output.js): the worker calls it to build what the "residual stream" and
+// "output" views draw, and tests/residual_stream.test.mjs calls it on the same tensors to prove
+// that the parts shown add up to the engine's logit and agree with the engine's own logit
+// attribution.
 //
 // The projection is TransformerLens's (residual_stack_to_logit_diff, the convention of the
 // engine's session.logitAttribution): a component c of the stream at one position is centred,
@@ -244,11 +246,16 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
      * logits if asked (a view of it runs no pass). */
     holds(version, withOutput = false) { return key === `${version}` && (!withOutput || outputs != null); },
     /**
-     * The output view's pass: the session (brought to no position in particular) and what the
-     * whole pass kept for it: { nll, mean, perplexity, norm: { data [T, M], M, name } | null }.
+     * The output view's session brought to its position: after the whole pass (with the logits),
+     * the last position run is pos (the engine's logits and distribution are that position's).
+     * Returns the session and what the whole pass kept for the view:
+     * { session, nll, mean, perplexity, norm: { data [T, M], M, name } | null }.
      */
-    outputPass(seq, version) {
+    outputAt(seq, version, pos) {
       run(seq, version, true);
+      session.setCapture([]); // (the residual view's one-token pass captures all its hooks)
+      if (session.length > pos + 1) session.rewind(pos + 1);
+      else if (session.length < pos + 1) session.forward(seq.ids.slice(session.length, pos + 1));
       return { session, ...outputs };
     },
     /**

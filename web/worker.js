@@ -684,10 +684,7 @@ function outputFor(seq, want) {
   if (key === want.key) return null;
   // the whole pass (shared with the residual view), then the engine's logits and probabilities
   // are those of the last position it ran: brought there
-  const { session: outer, nll, mean, perplexity, norm } = residualProbe.outputPass(seq, version);
-  outer.setCapture([]); // (the residual view's one-token pass captures all its hooks)
-  if (outer.length > pos) outer.rewind(pos + 1);
-  else outer.forward(ids.slice(outer.length, pos + 1));
+  const { session: outer, nll, mean, perplexity, norm } = residualProbe.outputAt(seq, version, pos);
   const next = pos + 1 < T ? ids[pos + 1] : null;
   const stage = output.outputStage({
     normalized: norm ? norm.data.subarray(pos * norm.M, (pos + 1) * norm.M) : null,
