@@ -103,6 +103,8 @@ const watchViews = (page, { split = null } = {}) => page.addInitScript((split) =
 
     postMessage(msg, ...rest) {
       if (split !== null && msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split };
+      // the views each request asks for
+      if (msg?.type === 'view') (globalThis.viewsAsked ??= []).push(['steps', 'block', 'output', 'residual'].filter((k) => msg[k]).concat(msg.interv ? Object.keys(msg.interv) : []));
       return super.postMessage(msg, ...rest);
     }
   };
@@ -286,6 +288,27 @@ test('views that took long are sent at once: the output and residual views come 
   assert.ok(at >= 0 && again[at].ready === 'false', `the page not ready again (${JSON.stringify(again)})`);
   const rest = again.slice(at + 1).find((v) => v.output);
   assert.ok(rest && rest.ms === again[at].ms && rest.ms > 0, 'the next answer says the same pass time');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('panels that come on screen in one scroll are asked for in one request: the output and residual views share their pass', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await watchViews(page);
+  await page.goto(`${origin}/web/?model=austen&engine=strict`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  const before = await page.evaluate(() => globalThis.viewsAsked.length);
+  // one jump from the top to the output panel: the FFN, output and residual panels (and the
+  // sandbox's) come within the observers' margin in the same frame
+  await page.evaluate(() => document.getElementById('output-panel').scrollIntoView({ block: 'start' }));
+  await page.waitForFunction((n) => globalThis.viewsAsked.length > n && globalThis.viewsSeen.some((v) => v.output) &&
+    document.body.dataset.ready === 'true', before, { timeout: 30000 });
+  const asked = (await page.evaluate(() => globalThis.viewsAsked)).slice(before);
+  assert.deepEqual(asked[0].filter((k) => ['block', 'output', 'residual'].includes(k)), ['block', 'output', 'residual'],
+    `the first request after the scroll asks for every panel it brought near (${JSON.stringify(asked)})`);
+  assert.ok(await page.$eval('#output', (e) => e.childElementCount > 0) && await page.$eval('#residual', (e) => e.childElementCount > 0));
   assert.deepEqual(errors, []);
   await page.close();
 });
