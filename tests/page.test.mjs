@@ -86,13 +86,19 @@ function textOf(tok, n) {
  * it left views for the next request (more), which it brought, its pass time, and the page's
  * readiness once the page has taken it. With split, every view request the page makes asks the
  * worker to split at that many ms instead. */
-const watchViews = (page, { split = null } = {}) => page.addInitScript((split) => {
+const watchViews = (page, { split = null, runningAfter = null } = {}) => page.addInitScript(([split, runningAfter]) => {
   const seen = globalThis.viewsSeen = [];
+  const running = globalThis.runningSeen = [];
   const Native = globalThis.Worker;
   globalThis.Worker = class extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener('message', ({ data }) => {
+        if (data?.type === 'running') { // what the page shows once it has taken the message
+          const r = { done: data.done, total: data.total };
+          running.push(r);
+          setTimeout(() => { r.shown = !document.getElementById('running').hidden; r.text = document.getElementById('running-text').textContent; });
+        }
         if (data?.type !== 'view') return;
         const v = { key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0,
           more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
@@ -103,12 +109,13 @@ const watchViews = (page, { split = null } = {}) => page.addInitScript((split) =
 
     postMessage(msg, ...rest) {
       if (split !== null && msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split };
+      if (runningAfter !== null && msg?.type === 'view') msg = { ...msg, runningAfter };
       // the views each request asks for
       if (msg?.type === 'view') (globalThis.viewsAsked ??= []).push(['steps', 'block', 'output', 'residual'].filter((k) => msg[k]).concat(msg.interv ? Object.keys(msg.interv) : []));
       return super.postMessage(msg, ...rest);
     }
   };
-}, split);
+}, [split, runningAfter]);
 
 /** Run axe-core on the page; the serious and critical violations, described. */
 async function axeViolations(page) {
@@ -309,6 +316,39 @@ test('panels that come on screen in one scroll are asked for in one request: the
   assert.deepEqual(asked[0].filter((k) => ['block', 'output', 'residual'].includes(k)), ['block', 'output', 'residual'],
     `the first request after the scroll asks for every panel it brought near (${JSON.stringify(asked)})`);
   assert.ok(await page.$eval('#output', (e) => e.childElementCount > 0) && await page.$eval('#residual', (e) => e.childElementCount > 0));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a run that takes long says how far it has got, under the controls, until its view comes', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // every run says so at once (the page waits 300 ms: a long text on a large model)
+  await watchViews(page, { runningAfter: 0 });
+  await page.goto(`${origin}/web/?model=austen&engine=strict`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  assert.equal(await page.isVisible('#running'), false, 'nothing running: nothing said');
+  await page.fill('#prompt', 'She was the youngest of the two daughters of a most affectionate, indulgent father');
+  await page.waitForFunction(() => globalThis.runningSeen.length > 0 && globalThis.runningSeen.every((r) => 'shown' in r) &&
+    document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  const seen = await page.evaluate(() => globalThis.runningSeen);
+  const T = Number((await page.textContent('#stats')).match(/(\d+) tokens/)[1]);
+  for (const r of seen) {
+    assert.ok(r.done > 0 && r.done <= r.total && r.total === T, `positions read: ${JSON.stringify(r)} of a ${T}-token text`);
+    assert.ok(r.shown, 'the page shows it');
+    assert.equal(r.text, `Running the text through the model: ${r.done} of ${r.total} tokens`);
+  }
+  assert.equal(await page.isVisible('#running'), false, 'gone once the view is drawn');
+  // in Chinese too
+  await page.selectOption('#lang', 'zh');
+  const n = seen.length;
+  await page.fill('#prompt', 'It is a truth universally acknowledged');
+  await page.waitForFunction((k) => globalThis.runningSeen.length > k && globalThis.runningSeen.every((r) => 'shown' in r) &&
+    document.body.dataset.ready === 'true', n, { timeout: 30000 });
+  const zh = (await page.evaluate(() => globalThis.runningSeen)).slice(n);
+  assert.ok(zh.every((r) => r.text === `模型正在读入文本：已读 ${r.done} / ${r.total} 个词元`), JSON.stringify(zh));
+  assert.equal(await page.isVisible('#running'), false);
   assert.deepEqual(errors, []);
   await page.close();
 });

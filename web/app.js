@@ -322,6 +322,7 @@ function fillGlossary() {
 fillGlossary();
 
 function drawView(v) {
+  endRunning();
   if (!info) return; // a model is loading: this view was of the one before
   // a request names the attention matrix of the last view drawn (attnKey), and the worker sends it
   // again only when this view's is another (see buildView in worker.js)
@@ -468,6 +469,7 @@ function clearViews() {
   view = null;
   viewParts.clear(); // (nothing of the view before is drawn after this)
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
+  endRunning();
   stepsView?.clear();
   describeSteps();
   embedView?.clear(); normView?.clear(); ffnView?.clear();
@@ -591,6 +593,7 @@ function onGenerated(d) {
 
 function onError(d) {
   if (d.code === 'cancelled' && d.during === 'load' && !pendingUrl) return; // (stopped for another load)
+  endRunning();
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
@@ -728,8 +731,18 @@ function fillLayers() {
   for (const id of ['layer', 'steps-layer', 'norm-layer', 'ffn-layer']) $(id).replaceChildren(...Array.from({ length: n }, (_, l) => new Option(String(l), String(l), false, l === S.layer)));
 }
 
+// A run in the worker that takes long (a long text on a large model: seconds at 1024 tokens on
+// GPT-2 small) says how far it has got, under the controls, until the view it was for (or an
+// error) comes: the page is at work, not stuck.
+function onRunning(d) {
+  $('running-bar').value = d.total ? d.done / d.total : 0;
+  $('running-text').textContent = t('running', d.done, d.total);
+  $('running').hidden = false;
+}
+function endRunning() { $('running').hidden = true; }
+
 const client = createClient(worker, {
-  view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded,
+  view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded, running: onRunning,
   'patch-progress': patchProgress, patched: onPatched,
   lastDrawn: () => lastDrawn,
   progress: (d) => {

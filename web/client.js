@@ -53,7 +53,7 @@ export function createClient(worker, handlers, { failed = null } = {}) {
       else w.resolve(data);
       return;
     }
-    if (data.id < epoch && (data.type === 'view' || data.type === 'tokens' || data.during === 'view')) return;
+    if (data.id < epoch && (data.type === 'view' || data.type === 'tokens' || data.type === 'running' || data.during === 'view')) return;
     switch (data.type) {
       case 'view':
         if (settle(data.id) && data.id >= (handlers.lastDrawn?.() ?? 0)) handlers.view(data);

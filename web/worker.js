@@ -43,6 +43,8 @@
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
+//      | running {id, done, total} (a view's or generation's run of the sequence, once it has taken 300 ms or the
+//        request's runningAfter: the positions of the total read so far)
 // load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision, files (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
 //
@@ -458,8 +460,9 @@ function sequence({ text, steps, hist }) {
 
 const selfKinds = () => (isTranslator() ? [['decoder', true], ['cross', false]] : [['self', true]]);
 
-/** Run ids[from..] through the session, in chunks whose captured attention stays small. */
-function runFrom(ids, from) {
+/** Run ids[from..] through the session, in chunks whose captured attention stays small;
+ * ran(n): n more positions are run. */
+function runFrom(ids, from, ran = () => {}) {
   const { n_layer: L, n_head: H } = model.info;
   const perToken = 2 * 4 * L * H * Math.max(ids.length, 1) * (isTranslator() ? 2 : 1);
   const chunk = Math.max(1, Math.floor(CHUNK_BYTES / perToken));
@@ -467,6 +470,31 @@ function runFrom(ids, from) {
     const part = ids.slice(p, Math.min(ids.length, p + chunk));
     session.forward(part);
     for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal);
+    ran(part.length);
+  }
+}
+
+// The request whose sequence sync is running: { id, t0, last }. A run that takes long (a long text
+// on a large model: seconds at 1024 tokens on GPT-2 small) says how far it has got, so the page can
+// show it is at work rather than nothing at all.
+let running = null;
+const RUNNING_AFTER = 300; // ms: the first word of a run comes once it has taken this long
+const RUNNING_EVERY = 150; // ms: and then at most this often
+function ran(done, total) {
+  if (!running) return;
+  const now = performance.now();
+  if (now - running.t0 < running.after || now - running.last < RUNNING_EVERY) return;
+  running.last = now;
+  postMessage({ type: 'running', id: running.id, done, total });
+}
+/** sync for the request req (its id; runningAfter, ms: another threshold, as the tests ask),
+ * saying how far a long run has got. */
+function syncFor(req, seq, sampling) {
+  running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER };
+  try {
+    return sync(seq, sampling);
+  } finally {
+    running = null;
   }
 }
 
@@ -511,11 +539,14 @@ function sync(seq, sampling) {
   if (p < have.length) session.rewind(p);
   // the prompt in chunks; each step after it one at a time, noting the probability it had
   const stepsFrom = Math.max(p, prompt);
-  if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p);
+  let done = p; // (said as positions of the whole text: those kept before count as read)
+  const more = (n) => ran(done += n, ids.length);
+  if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p, more);
   for (let q = stepsFrom; q < ids.length; q++) {
     if (session.length > 0 && chosen[q]?.id !== ids[q]) chosen[q] = { id: ids[q], p: session.probs(sampling)[ids[q]] };
     session.step(ids[q]);
     for (const [kind, causal] of selfKinds()) store.keep(kind, q, 1, causal);
+    more(1);
   }
   return performance.now() - t0;
 }
@@ -767,7 +798,7 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
 function view(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
-  let ms = sync(seq, req.sampling);
+  let ms = syncFor(req, seq, req.sampling);
   if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch, or a view before: more)
   firstPass = null;
   residualWant = req.residual ?? null;
@@ -785,7 +816,7 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 async function generate(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate);
-  sync(seq, req.sampling);
+  syncFor(req, seq, req.sampling);
   const eos = model.info.eos_token_id;
   const stop = new Set(special.eos);
   gen = { id: req.id, stop: false, look: req.look, viewId: req.id, gridKey: req.gridKey };
