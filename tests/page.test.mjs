@@ -89,16 +89,18 @@ function textOf(tok, n) {
 const watchViews = (page, { split = null, runningAfter = null } = {}) => page.addInitScript(([split, runningAfter]) => {
   const seen = globalThis.viewsSeen = [];
   const running = globalThis.runningSeen = [];
+  // every line the page shows of a run or of a view that waits, as it shows it
+  const shown = globalThis.shownLines = [];
+  addEventListener('DOMContentLoaded', () => new MutationObserver(() => {
+    const lines = [document.getElementById('running'), ...document.querySelectorAll('p.waiting')];
+    for (const line of lines) if (line && !line.hidden && shown.at(-1) !== line.textContent.trim()) shown.push(line.textContent.trim());
+  }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true }));
   const Native = globalThis.Worker;
   globalThis.Worker = class extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener('message', ({ data }) => {
-        if (data?.type === 'running') { // what the page shows once it has taken the message
-          const r = { done: data.done, total: data.total };
-          running.push(r);
-          setTimeout(() => { r.shown = !document.getElementById('running').hidden; r.text = document.getElementById('running-text').textContent; });
-        }
+        if (data?.type === 'running') running.push({ what: data.what, done: data.done, total: data.total });
         if (data?.type !== 'view') return;
         const v = { key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0,
           more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
@@ -320,7 +322,7 @@ test('panels that come on screen in one scroll are asked for in one request: the
   await page.close();
 });
 
-test('a run that takes long says how far it has got, under the controls, until its view comes', async () => {
+test('a run that takes long says how far it has got, under the controls and in the panels that wait for it, until its view comes', async () => {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -330,25 +332,46 @@ test('a run that takes long says how far it has got, under the controls, until i
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
   assert.equal(await page.isVisible('#running'), false, 'nothing running: nothing said');
   await page.fill('#prompt', 'She was the youngest of the two daughters of a most affectionate, indulgent father');
-  await page.waitForFunction(() => globalThis.runningSeen.length > 0 && globalThis.runningSeen.every((r) => 'shown' in r) &&
-    document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.waitForFunction(() => globalThis.runningSeen.length > 0 && document.body.dataset.ready === 'true', null, { timeout: 30000 });
   const seen = await page.evaluate(() => globalThis.runningSeen);
   const T = Number((await page.textContent('#stats')).match(/(\d+) tokens/)[1]);
+  assert.ok(seen.every((r) => r.what === 'text'), 'the text read (no view below is on screen)');
+  let lines = await page.evaluate(() => globalThis.shownLines);
   for (const r of seen) {
     assert.ok(r.done > 0 && r.done <= r.total && r.total === T, `positions read: ${JSON.stringify(r)} of a ${T}-token text`);
-    assert.ok(r.shown, 'the page shows it');
-    assert.equal(r.text, `Running the text through the model: ${r.done} of ${r.total} tokens`);
+    assert.ok(lines.includes(`Running the text through the model: ${r.done} of ${r.total} tokens`), `the page shows it (${JSON.stringify(lines)})`);
   }
   assert.equal(await page.isVisible('#running'), false, 'gone once the view is drawn');
   // in Chinese too
   await page.selectOption('#lang', 'zh');
   const n = seen.length;
   await page.fill('#prompt', 'It is a truth universally acknowledged');
-  await page.waitForFunction((k) => globalThis.runningSeen.length > k && globalThis.runningSeen.every((r) => 'shown' in r) &&
-    document.body.dataset.ready === 'true', n, { timeout: 30000 });
+  await page.waitForFunction((k) => globalThis.runningSeen.length > k && document.body.dataset.ready === 'true', n, { timeout: 30000 });
   const zh = (await page.evaluate(() => globalThis.runningSeen)).slice(n);
-  assert.ok(zh.every((r) => r.text === `模型正在读入文本：已读 ${r.done} / ${r.total} 个词元`), JSON.stringify(zh));
+  lines = await page.evaluate(() => globalThis.shownLines);
+  assert.ok(zh.every((r) => lines.includes(`模型正在读入文本：已读 ${r.done} / ${r.total} 个词元`)), JSON.stringify([zh, lines]));
   assert.equal(await page.isVisible('#running'), false);
+
+  // the views below with a pass of their own: each panel says it waits once its request is late
+  // (here at once), the output view's with how far its pass has got, and nothing once drawn
+  await page.selectOption('#lang', 'en');
+  await page.evaluate(() => { globalThis.lanternWaitMs = 0; globalThis.waitSeen = []; });
+  await page.evaluate(() => new MutationObserver(() => {
+    for (const line of document.querySelectorAll('p.waiting')) if (!line.hidden) globalThis.waitSeen.push(`${line.nextElementSibling.id}: ${line.textContent}`);
+  }).observe(document.querySelector('main'), { subtree: true, childList: true, attributes: true, characterData: true }));
+  const k = (await page.evaluate(() => globalThis.runningSeen)).length;
+  await page.evaluate(() => document.getElementById('output-panel').scrollIntoView({ block: 'start' }));
+  await page.waitForFunction((n) => globalThis.runningSeen.slice(n).some((r) => r.what === 'sequence') &&
+    document.body.dataset.ready === 'true' && document.getElementById('output').childElementCount > 0, k, { timeout: 30000 });
+  const waited = await page.evaluate(() => [...new Set(globalThis.waitSeen)]);
+  for (const name of ['output', 'residual']) assert.ok(waited.includes(`${name}: The model is running over the text for this view…`), `${name} said it waits (${JSON.stringify(waited)})`);
+  const pass = (await page.evaluate(() => globalThis.runningSeen)).slice(k).filter((r) => r.what === 'sequence');
+  const T2 = Number((await page.textContent('#stats')).match(/(\d+) tokens/)[1]);
+  for (const r of pass) {
+    assert.ok(r.total === T2 && r.done > 0 && r.done <= r.total, JSON.stringify(r));
+    assert.ok(waited.includes(`output: The model is running over the text for this view: ${r.done} of ${r.total} tokens`), JSON.stringify([r, waited]));
+  }
+  assert.deepEqual(await page.$$eval('p.waiting', (lines) => lines.filter((l) => !l.hidden).length), 0, 'no panel waits once drawn');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -54,7 +54,7 @@ import { createLines } from './views/lines.js';
 import { createTable } from './views/table.js';
 import { createGrid } from './views/grid.js';
 import { createHistory } from './views/history.js';
-import { afterFrame } from './views/common.js';
+import { afterFrame, el } from './views/common.js';
 import { createLearn } from './learn.js';
 
 const $ = (id) => document.getElementById(id);
@@ -323,6 +323,7 @@ fillGlossary();
 
 function drawView(v) {
   endRunning();
+  viewsCame(v);
   if (!info) return; // a model is loading: this view was of the one before
   // a request names the attention matrix of the last view drawn (attnKey), and the worker sends it
   // again only when this view's is another (see buildView in worker.js)
@@ -470,6 +471,7 @@ function clearViews() {
   viewParts.clear(); // (nothing of the view before is drawn after this)
   text.update(null); top.update(null); heat.update(null); lines.update(null); table.update(null); grid.update(null);
   endRunning();
+  endWaiting();
   stepsView?.clear();
   describeSteps();
   embedView?.clear(); normView?.clear(); ffnView?.clear();
@@ -499,7 +501,9 @@ function requestView(split = SPLIT_MS) {
   const views = blockWanted();
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
-  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual: learn.residualWant(), split });
+  const residual = learn.residualWant();
+  awaitViews([...(steps ? ['steps'] : []), ...views, ...(output ? ['output'] : []), ...(residual ? ['residual'] : [])]);
+  client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual, split });
 }
 
 /** requestView once every panel that came on screen in this frame has said so. The observers are
@@ -594,6 +598,7 @@ function onGenerated(d) {
 function onError(d) {
   if (d.code === 'cancelled' && d.during === 'load' && !pendingUrl) return; // (stopped for another load)
   endRunning();
+  endWaiting();
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
@@ -735,11 +740,63 @@ function fillLayers() {
 // GPT-2 small) says how far it has got, under the controls, until the view it was for (or an
 // error) comes: the page is at work, not stuck.
 function onRunning(d) {
+  if (d.what === 'sequence') { // the output and residual views' pass
+    for (const name of ['output', 'residual']) if (waiting.has(name)) waitLine(name).textContent = t('waitingRun', d.done, d.total);
+    return;
+  }
   $('running-bar').value = d.total ? d.done / d.total : 0;
   $('running-text').textContent = t('running', d.done, d.total);
   $('running').hidden = false;
 }
 function endRunning() { $('running').hidden = true; }
+
+// A view whose data comes from a whole pass of the model over the text (the step-by-step and
+// block views read one layer's; the output and residual views every position's logits and stream)
+// can take seconds at a long prompt on a large model. Once its request has waited WAIT_MS, its
+// panel says the model is at work (for the output and residual views, how far), until its view
+// comes: an empty panel is not taken for a broken one.
+const WAIT_MS = () => globalThis.lanternWaitMs ?? 300; // (the tests set another)
+let waiting = new Set(), waitTimer = 0;
+const waitLines = new Map();
+/** The line of a view's panel that says it waits (made once, before the view's drawing). */
+function waitLine(name) {
+  let line = waitLines.get(name);
+  if (!line) {
+    line = el('p', { class: 'hint waiting' });
+    line.hidden = true;
+    $(name).before(line);
+    waitLines.set(name, line);
+  }
+  return line;
+}
+/** A request asks for these views (names of their roots): said to wait once it is late. */
+function awaitViews(names) {
+  clearTimeout(waitTimer);
+  for (const name of waiting) if (!names.includes(name)) waitLine(name).hidden = true;
+  waiting = new Set(names);
+  if (!names.length) return;
+  waitTimer = setTimeout(() => {
+    for (const name of waiting) {
+      const line = waitLine(name);
+      if (line.hidden) { line.textContent = t('waiting'); line.hidden = false; }
+    }
+  }, WAIT_MS());
+}
+/** A view came: the views it brings wait no more (those left for the next request still do). */
+function viewsCame(v) {
+  clearTimeout(waitTimer);
+  const left = v.more ? ['output', 'residual'] : [];
+  for (const name of waiting) {
+    if (left.includes(name)) continue;
+    waitLine(name).hidden = true;
+    waiting.delete(name);
+  }
+}
+function endWaiting() {
+  clearTimeout(waitTimer);
+  for (const line of waitLines.values()) line.hidden = true;
+  waiting.clear();
+}
 
 const client = createClient(worker, {
   view: drawView, error: onError, tokens: onTokens, generated: onGenerated, loaded: onLoaded, running: onRunning,
@@ -965,6 +1022,7 @@ function relabel() {
   const own = { // what each part shows beyond its static words (applyStatic), by selector
     '#text-panel': () => {
       setSpeed(...speedParts); // the speed line in the new language
+      for (const line of waitLines.values()) if (!line.hidden) line.textContent = t('waiting'); // (its numbers come with the next word)
       if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
       text.relabel();
       learn.relabelPresets();

@@ -80,6 +80,8 @@ export const STRINGS = {
     count: 'tokens to generate',
     speed: (ms, rate) => `${fmt(ms, 1)} ms for the last token, ${fmt(rate, 1)} tokens/s`,
     running: (done, total) => `Running the text through the model: ${done} of ${total} tokens`,
+    waiting: 'The model is running over the text for this view…',
+    waitingRun: (done, total) => `The model is running over the text for this view: ${done} of ${total} tokens`,
     ended: {
       stop: (n) => `Stopped after ${n} tokens.`,
       eos: (n) => `The model ended the text (after ${n} tokens).`,
@@ -727,6 +729,8 @@ export const STRINGS = {
     count: '要生成的词元数',
     speed: (ms, rate) => `上一个词元 ${fmt(ms, 1)} 毫秒，每秒 ${fmt(rate, 1)} 个词元`,
     running: (done, total) => `模型正在读入文本：已读 ${done} / ${total} 个词元`,
+    waiting: '模型正在为这个视图读入整段文本……',
+    waitingRun: (done, total) => `模型正在为这个视图读入整段文本：已读 ${done} / ${total} 个词元`,
     ended: {
       stop: (n) => `已在 ${n} 个词元后停止。`,
       eos: (n) => `模型结束了文本（共 ${n} 个词元）。`,

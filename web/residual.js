@@ -196,9 +196,9 @@ export const CHOICES = 8;
  * view reads the engine's logits and distribution there. One pass serves both views: at 1024
  * tokens on the GPT-2 shape, each view's own pass took 5 s and 7 s.
  * model(), tokenizer(): the loaded ones; withEdits(session): puts the page's interventions in
- * force on it (or nothing).
+ * force on it (or nothing); ran(done, total): how far the whole pass has got (positions).
  */
-export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) {
+export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ran = () => {} }) {
   let session = null, key = null, norms = null, column = null, outputs = null;
   const get = (name) => (name.includes('hook_') ? session.tensor(name) : model().tensor(name));
   /** The whole pass over seq (version), unless held; with the output view's logits when asked
@@ -234,6 +234,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {} }) 
       normsInto(data, T, (n) => session.tensor(n), info, stack, from);
       if (nll) output.nllRows(nll, session.tensor('logits'), ids, from);
       if (normData) normData.set(session.tensor(normName).data, from * M);
+      ran(Math.min(T, from + chunk), T);
     }
     norms[stack] = { rows, T, norms: data };
     if (withOutput) outputs = { ...output.perplexityOf(nll), norm: normName ? { data: normData, M, name: normName } : null };

@@ -43,8 +43,9 @@
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
-//      | running {id, done, total} (a view's or generation's run of the sequence, once it has taken 300 ms or the
-//        request's runningAfter: the positions of the total read so far)
+//      | running {id, what, done, total} (how far a long run of a request has got, once it has taken 300 ms or the
+//        request's runningAfter: what 'text' (the text read) or 'sequence' (the output and residual views' pass);
+//        the positions of the total read so far)
 // load's optional fields: origin ('shipped' | 'url'), cache, askAbove, confirmed, precision, files (see load);
 // its files come through web/fetch-model.js (progress, the Cache API, errors by file).
 //
@@ -474,25 +475,26 @@ function runFrom(ids, from, ran = () => {}) {
   }
 }
 
-// The request whose sequence sync is running: { id, t0, last }. A run that takes long (a long text
-// on a large model: seconds at 1024 tokens on GPT-2 small) says how far it has got, so the page can
-// show it is at work rather than nothing at all.
+// The request being answered: { id, t0, last, after }. A run that takes long (a long text on a
+// large model: seconds at 1024 tokens on GPT-2 small) says how far it has got, so the page can
+// show it is at work rather than nothing at all: 'text' (the session brought to the text, sync) or
+// 'sequence' (the output and residual views' whole pass).
 let running = null;
-const RUNNING_AFTER = 300; // ms: the first word of a run comes once it has taken this long
+const RUNNING_AFTER = 300; // ms into the request: the first word of a run comes no sooner
 const RUNNING_EVERY = 150; // ms: and then at most this often
-function ran(done, total) {
+function ran(what, done, total) {
   if (!running) return;
   const now = performance.now();
   if (now - running.t0 < running.after || now - running.last < RUNNING_EVERY) return;
   running.last = now;
-  postMessage({ type: 'running', id: running.id, done, total });
+  postMessage({ type: 'running', id: running.id, what, done, total });
 }
-/** sync for the request req (its id; runningAfter, ms: another threshold, as the tests ask),
- * saying how far a long run has got. */
-function syncFor(req, seq, sampling) {
+/** fn() for the request req (its id; runningAfter, ms: another threshold, as the tests ask), its
+ * long runs saying how far they have got. */
+function answering(req, fn) {
   running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER };
   try {
-    return sync(seq, sampling);
+    return fn();
   } finally {
     running = null;
   }
@@ -540,7 +542,7 @@ function sync(seq, sampling) {
   // the prompt in chunks; each step after it one at a time, noting the probability it had
   const stepsFrom = Math.max(p, prompt);
   let done = p; // (said as positions of the whole text: those kept before count as read)
-  const more = (n) => ran(done += n, ids.length);
+  const more = (n) => ran('text', done += n, ids.length);
   if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p, more);
   for (let q = stepsFrom; q < ids.length; q++) {
     if (session.length > 0 && chosen[q]?.id !== ids[q]) chosen[q] = { id: ids[q], p: session.probs(sampling)[ids[q]] };
@@ -734,7 +736,8 @@ function outputFor(seq, want) {
 
 // The residual-stream and output views' session (web/residual.js runs it): one whole pass per
 // sequence, then the selected position again, for what each part adds to one token's logit.
-const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s) });
+const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s),
+  ran: (done, total) => ran('sequence', done, total) });
 let residualWant = null; // what the view asked for, with the request being answered
 
 function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null, attnKey = null, split = Infinity) {
@@ -798,11 +801,13 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
 function view(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
-  let ms = syncFor(req, seq, req.sampling);
-  if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch, or a view before: more)
-  firstPass = null;
-  residualWant = req.residual ?? null;
-  buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey, req.split ?? Infinity);
+  answering(req, () => {
+    let ms = sync(seq, req.sampling);
+    if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch, or a view before: more)
+    firstPass = null;
+    residualWant = req.residual ?? null;
+    buildView(req.id, seq, req.look, req.sampling, req.topN, req.gridKey, ms, req.steps, req.block, req.output, req.interv, req.attnKey, req.split ?? Infinity);
+  });
 }
 
 // ---------------------------------------------------------------- generation
@@ -816,7 +821,7 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 async function generate(req) {
   const seq = sequence(req.seq);
   experiments.setEdits(seq, req.ablate);
-  syncFor(req, seq, req.sampling);
+  answering(req, () => sync(seq, req.sampling));
   const eos = model.info.eos_token_id;
   const stop = new Set(special.eos);
   gen = { id: req.id, stop: false, look: req.look, viewId: req.id, gridKey: req.gridKey };
