@@ -93,7 +93,8 @@ const watchViews = (page, { split = null, runningAfter = null } = {}) => page.ad
   const shown = globalThis.shownLines = [];
   addEventListener('DOMContentLoaded', () => new MutationObserver(() => {
     const lines = [document.getElementById('running'), ...document.querySelectorAll('p.waiting')];
-    for (const line of lines) if (line && !line.hidden && shown.at(-1) !== line.textContent.trim()) shown.push(line.textContent.trim());
+    // (rendered: not hidden, nor left out by a style)
+    for (const line of lines) if (line && line.getClientRects().length && shown.at(-1) !== line.textContent.trim()) shown.push(line.textContent.trim());
   }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true }));
   const Native = globalThis.Worker;
   globalThis.Worker = class extends Native {
@@ -372,8 +373,21 @@ test('a run that takes long says how far it has got, under the controls and in t
     assert.ok(waited.includes(`output: The model is running over the text for this view: ${r.done} of ${r.total} tokens`), JSON.stringify([r, waited]));
   }
   assert.deepEqual(await page.$$eval('p.waiting', (lines) => lines.filter((l) => !l.hidden).length), 0, 'no panel waits once drawn');
+  // the bar stays to its end (a value of 1 hides the model panel's download bar)
+  assert.notEqual(await page.evaluate(() => { const b = document.getElementById('running-bar'); b.value = 1; return getComputedStyle(b).display; }), 'none');
   assert.deepEqual(errors, []);
   await page.close();
+
+  // embedded, the one view shown says it waits too
+  const embed = await browser.newPage({ viewport: { width: 600, height: 500 } });
+  await watchViews(embed, { runningAfter: 0 });
+  await embed.addInitScript(() => { globalThis.lanternWaitMs = 0; });
+  await embed.goto(`${origin}/web/?model=austen&embed=1&view=output&engine=strict&prompt=${encodeURIComponent('She was the youngest of the two daughters')}`);
+  await embed.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('output').childElementCount > 0, null, { timeout: 30000 });
+  const said = await embed.evaluate(() => globalThis.shownLines);
+  assert.ok(said.some((x) => x.startsWith('The model is running over the text for this view')), JSON.stringify(said));
+  assert.equal(await embed.isVisible('p.waiting'), false);
+  await embed.close();
 });
 
 test('a sampling field given a value it cannot take says so, and shows the value in use when left; a head picked turns the mean off; text dropped is not taken for files', async () => {

@@ -502,7 +502,8 @@ function requestView(split = SPLIT_MS) {
   const block = views.length ? { query: S.query, ln: S.ln, views, key: blockDrawn } : null;
   const output = outputWanted() ? { query: S.query, temperature: S.temperature ?? 1, key: outputDrawn } : null;
   const residual = learn.residualWant();
-  awaitViews([...(steps ? ['steps'] : []), ...views, ...(output ? ['output'] : []), ...(residual ? ['residual'] : [])]);
+  // (while generating, the worker takes a request as what to look at: its views come with the steps)
+  awaitViews(client.generating ? [] : [...(steps ? ['steps'] : []), ...views, ...(output ? ['output'] : []), ...(residual ? ['residual'] : [])]);
   client.view({ seq: seq(), look: look(), sampling: sampling(), topN: 15, gridKey: grid.key, attnKey: view?.attn.key ?? null, steps, block, output, ablate: S.ablate, interv: ivWant(), residual, split });
 }
 
@@ -554,6 +555,7 @@ function generate(n) {
 const translate = () => generate(info.n_ctx);
 
 function onTokens(d) {
+  endRunning(); // (a generation streams tokens: the text before them is read)
   for (const tok of d.tokens) displayOf.set(tok.id, tok.text);
   quiet = true;
   store.set({ steps: [...S.steps, ...d.tokens.map((tok) => tok.id)] });
@@ -597,8 +599,7 @@ function onGenerated(d) {
 
 function onError(d) {
   if (d.code === 'cancelled' && d.during === 'load' && !pendingUrl) return; // (stopped for another load)
-  endRunning();
-  endWaiting();
+  if (!['patch', 'tensors', 'compare'].includes(d.during)) { endRunning(); endWaiting(); } // (a sweep's or an export's: the view's run goes on)
   settle();
   shown();
   const message = d.code && has(`errors.${d.code}`) ? t(`errors.${d.code}`, d.args ?? {}) : S.lang === 'en' ? d.message : t('engineError', d.message);
@@ -739,16 +740,23 @@ function fillLayers() {
 // A run in the worker that takes long (a long text on a large model: seconds at 1024 tokens on
 // GPT-2 small) says how far it has got, under the controls, until the view it was for (or an
 // error) comes: the page is at work, not stuck.
+let lastRun = null; // the last word of the text's run shown, for a language switch
 function onRunning(d) {
-  if (d.what === 'sequence') { // the output and residual views' pass
-    for (const name of ['output', 'residual']) if (waiting.has(name)) waitLine(name).textContent = t('waitingRun', d.done, d.total);
+  if (d.what === 'sequence') { // the output and residual views' pass (a word comes 300 ms into a request at the soonest)
+    for (const name of ['output', 'residual']) {
+      if (!waiting.has(name)) continue;
+      const line = waitLine(name);
+      line.textContent = t('waitingRun', d.done, d.total);
+      line.hidden = false;
+    }
     return;
   }
+  lastRun = d;
   $('running-bar').value = d.total ? d.done / d.total : 0;
   $('running-text').textContent = t('running', d.done, d.total);
   $('running').hidden = false;
 }
-function endRunning() { $('running').hidden = true; }
+function endRunning() { $('running').hidden = true; lastRun = null; }
 
 // A view whose data comes from a whole pass of the model over the text (the step-by-step and
 // block views read one layer's; the output and residual views every position's logits and stream)
@@ -762,7 +770,7 @@ const waitLines = new Map();
 function waitLine(name) {
   let line = waitLines.get(name);
   if (!line) {
-    line = el('p', { class: 'hint waiting' });
+    line = el('p', { class: 'waiting' });
     line.hidden = true;
     $(name).before(line);
     waitLines.set(name, line);
@@ -1023,6 +1031,7 @@ function relabel() {
     '#text-panel': () => {
       setSpeed(...speedParts); // the speed line in the new language
       for (const line of waitLines.values()) if (!line.hidden) line.textContent = t('waiting'); // (its numbers come with the next word)
+      if (lastRun) $('running-text').textContent = t('running', lastRun.done, lastRun.total);
       if (info) $('prompt-label').textContent = t(translating() ? 'source' : 'prompt');
       text.relabel();
       learn.relabelPresets();
@@ -1158,6 +1167,8 @@ async function openFiles(fileList) {
     folder ||= (f.webkitRelativePath ?? '').split('/').slice(-2, -1)[0] ?? '';
   }
   abandonDownload();
+  endRunning();
+  endWaiting();
   pendingFilesKeep = filesAsked && S.model === 'files' && !!S.filesName;
   pendingFilesName = pendingFilesKeep ? S.filesName : folder || Object.keys(files).join(', ');
   client.loadFiles(files, pendingFilesName);
@@ -1165,6 +1176,8 @@ async function openFiles(fileList) {
 $('files').addEventListener('change', () => openFiles($('files').files));
 $('open-anyway').addEventListener('click', () => {
   $('open-anyway').hidden = true;
+  endRunning();
+  endWaiting();
   pendingFilesName = refusedFilesName;
   client.openAnyway(refusedFilesName);
 });

@@ -30,7 +30,7 @@
 // then each view rewinds it to its selected position (the engine's distribution under the
 // temperature there is session.probs({ temperature })). It too runs only while they are on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?, runningAfter?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
@@ -799,9 +799,9 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
 }
 
 function view(req) {
-  const seq = sequence(req.seq);
-  experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
   answering(req, () => {
+    const seq = sequence(req.seq);
+    experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
     let ms = sync(seq, req.sampling);
     if (ms == null && firstPass?.version === version) ms = firstPass.ms; // run ahead (prefetch, or a view before: more)
     firstPass = null;
@@ -819,9 +819,12 @@ const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
  * tokens stream out in batches; every so often a view of the newest position goes too, and a
  * stop message ends it between two tokens. */
 async function generate(req) {
-  const seq = sequence(req.seq);
-  experiments.setEdits(seq, req.ablate);
-  answering(req, () => sync(seq, req.sampling));
+  const seq = answering(req, () => {
+    const s = sequence(req.seq);
+    experiments.setEdits(s, req.ablate);
+    sync(s, req.sampling);
+    return s;
+  });
   const eos = model.info.eos_token_id;
   const stop = new Set(special.eos);
   gen = { id: req.id, stop: false, look: req.look, viewId: req.id, gridKey: req.gridKey };
