@@ -780,7 +780,7 @@ function waitLine(name) {
 /** A request asks for these views (names of their roots): said to wait once it is late. */
 function awaitViews(names) {
   clearTimeout(waitTimer);
-  for (const name of waiting) if (!names.includes(name)) waitLine(name).hidden = true;
+  for (const name of waiting) if (!names.includes(name) && waitLines.has(name)) waitLines.get(name).hidden = true;
   waiting = new Set(names);
   if (!names.length) return;
   waitTimer = setTimeout(() => {
@@ -796,7 +796,7 @@ function viewsCame(v) {
   const left = v.more ? ['output', 'residual'] : [];
   for (const name of waiting) {
     if (left.includes(name)) continue;
-    waitLine(name).hidden = true;
+    if (waitLines.has(name)) waitLines.get(name).hidden = true; // (a line is made only to be shown)
     waiting.delete(name);
   }
 }
