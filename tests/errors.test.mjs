@@ -6,7 +6,7 @@ import {
   lantern, readFixture, readGolden, compareArrays, sliceRows, rewriteHeader, splitSafetensors,
   joinSafetensors, assertStillWorks as stillWorks,
 } from './helpers.mjs';
-import { LanternError } from '../web/lantern.js';
+import { LanternError, createLantern } from '../web/lantern.js';
 
 const L = await lantern();
 const fixture = readFixture('gpt2-odd');
@@ -251,4 +251,34 @@ test('encoder-decoder configs and weights that do not fit each other', () => {
   assert.equal(tied.info.tied_embeddings, true);
   assert.match(tied.info.warnings[0], /2 tensors in model\.safetensors are not used and were ignored \(allowUnused\): 'generator\.weight', 'generator\.bias'/);
   tied.free();
+});
+
+test('weights read straight into the engine (readIn): the same model, taken once; bad input refused and freed', async () => {
+  // the same numbers as from the bytes
+  const bytes = await L.readIn(new Blob([fixture.weights]));
+  assert.equal(bytes.length, fixture.weights.length);
+  const model = L.loadModel({ config: fixture.config, weights: bytes });
+  const s = model.createSession({ capture: 'logits' });
+  s.forward(golden.prompt);
+  assert.equal(compareArrays(s.logits(), goldenLast), null, 'logits after readIn');
+  s.free();
+  model.free();
+  // taken once
+  assert.throws(() => L.loadModel({ config: fixture.config, weights: bytes }), /already loaded or freed/);
+  // freed by a load that fails (a truncated file), and by free(); the engine's memory comes back
+  const before = L.wasm.memory.buffer.byteLength;
+  for (let i = 0; i < 20; i++) {
+    const bad = await L.readIn(new Blob([fixture.weights.subarray(0, fixture.weights.length - 7)]));
+    assert.throws(() => L.loadModel({ config: fixture.config, weights: bad }), LanternError);
+    assert.equal(bad.ptr, 0);
+    (await L.readIn(new Blob([fixture.weights]))).free();
+  }
+  assert.equal(L.wasm.memory.buffer.byteLength, before, 'nothing left behind: the memory did not grow');
+  // bytes of another engine are refused (and not freed into this one)
+  const other = await createLantern();
+  const theirs = await other.readIn(new Blob([fixture.weights]));
+  assert.throws(() => L.loadModel({ config: fixture.config, weights: theirs }), /another engine/);
+  assert.equal(theirs.ptr, 0, 'freed, in its own engine');
+  await assert.rejects(L.readIn(fixture.weights), /readIn needs a Blob or File/);
+  assertStillWorks();
 });

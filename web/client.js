@@ -94,7 +94,8 @@ export function createClient(worker, handlers, { failed = null } = {}) {
     tensors(msg) {
       return new Promise((resolve, reject) => waiting.set(post({ ...msg, type: 'tensors' }), { resolve, reject }));
     },
-    loadFiles(files, name) { pending = null; inFlight = null; loading(post({ type: 'load-files', files, name, transfer: Object.values(files) })); },
+    /** files: name -> File (or its bytes, an ArrayBuffer: transferred) */
+    loadFiles(files, name) { pending = null; inFlight = null; loading(post({ type: 'load-files', files, name, transfer: Object.values(files).filter((v) => v instanceof ArrayBuffer) })); },
     /** Open the files the worker just refused for unused tensors, ignoring those tensors. */
     openAnyway(name) { pending = null; inFlight = null; loading(post({ type: 'load-files', files: null, name, allowUnused: true })); },
     get generating() { return generating; },

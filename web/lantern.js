@@ -430,6 +430,21 @@ export function formatBytes(n) {
 
 const HELPER_STACK = 256 * 1024;
 
+/** A file read straight into one engine's memory (Lantern.readIn): loadModel takes it as its
+ * weights, once, and frees it; free() lets it go unused. */
+class EngineBytes {
+  constructor(lantern, ptr, length) {
+    this.lantern = lantern;
+    this.ptr = ptr;
+    this.length = length;
+  }
+
+  free() {
+    if (this.ptr) this.lantern.wasm.free(this.ptr);
+    this.ptr = 0;
+  }
+}
+
 class Lantern {
   constructor(exports) {
     this.wasm = exports;
@@ -504,6 +519,36 @@ class Lantern {
     return ptr;
   }
 
+  /**
+   * Read a Blob (a File the person picked) straight into the engine's memory, a piece at a time,
+   * for loadModel's weights: without the whole file held in JavaScript first (at GPT-2 small's
+   * 500 MB, that copy cost as much again in memory and 1.6 s on a slow machine). Resolves to what
+   * loadModel takes as weights (once; free() it if it is not loaded).
+   */
+  async readIn(blob) {
+    if (typeof Blob === 'undefined' || !(blob instanceof Blob)) throw new LanternError(`readIn needs a Blob or File, not ${show(blob)}`);
+    const n = blob.size;
+    if (n > 0xffffffff) throw new LanternError(`${blob.name ?? 'the file'} is larger than 4 GB`, 4);
+    const bytes = new EngineBytes(this, this.alloc(n), n);
+    let at = 0;
+    try {
+      const reader = blob.stream().getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!bytes.ptr) throw new LanternError('readIn: freed while it was being read');
+        if (at + value.length > n) throw new LanternError(`${blob.name ?? 'the file'} grew while it was read (past ${n} bytes)`);
+        this.heapU8().set(value, bytes.ptr + at); // (the view made again: memory may have grown meanwhile)
+        at += value.length;
+      }
+      if (at !== n) throw new LanternError(`${blob.name ?? 'the file'} was cut short: ${at} of ${n} bytes read`);
+    } catch (e) {
+      bytes.free();
+      throw e;
+    }
+    return bytes;
+  }
+
   /** Copy bytes into engine memory; the caller frees the returned pointer. */
   copyIn(bytes) {
     const ptr = this.alloc(bytes.length);
@@ -551,6 +596,16 @@ class Lantern {
    * in `model.info.warnings`.
    */
   loadModel(spec) {
+    // bytes already in an engine's memory (readIn) are taken as they are, and freed whatever happens
+    const inside = spec?.weights instanceof EngineBytes ? spec.weights : null;
+    try {
+      return this.loadModelFrom(spec, inside);
+    } finally {
+      inside?.free();
+    }
+  }
+
+  loadModelFrom(spec, inside) {
     if (spec == null) throw new LanternError('loadModel needs { config, weights }');
     const { config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false } =
       optionsOf(spec, ['config', 'weights', 'maxWeightBytes', 'precision', 'allowUnused'], 'loadModel');
@@ -563,19 +618,22 @@ class Lantern {
     if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
     const configBytes = fileBytes(config, 'config (config.json)');
     if (typeof weights === 'string') throw new LanternError('weights (model.safetensors) must be its bytes (a Uint8Array or ArrayBuffer), not a string');
-    const weightBytes = fileBytes(weights, 'weights (model.safetensors)');
-    if (weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
-    const cfgPtr = this.copyIn(configBytes);
-    let wPtr = 0;
+    if (inside && (inside.lantern !== this || !inside.ptr)) {
+      throw new LanternError(inside.ptr ? 'weights read into another engine\'s memory (readIn of another createLantern)' : 'weights already loaded or freed (readIn\'s bytes are taken once)');
+    }
+    const weightBytes = inside ? null : fileBytes(weights, 'weights (model.safetensors)');
+    if (weightBytes && weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
+    let cfgPtr = 0, wPtr = 0;
     try {
-      wPtr = this.copyIn(weightBytes);
-      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, weightBytes.length, maxWeightBytes,
+      cfgPtr = this.copyIn(configBytes);
+      wPtr = inside ? inside.ptr : this.copyIn(weightBytes);
+      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, inside ? inside.length : weightBytes.length, maxWeightBytes,
         precisions[precision], allowUnused ? 1 : 0) >>> 0;
       if (!handle) throw this.lastError();
       return new Model(this, handle);
     } finally {
-      this.wasm.free(cfgPtr);
-      if (wPtr) this.wasm.free(wPtr);
+      if (cfgPtr) this.wasm.free(cfgPtr);
+      if (!inside && wPtr) this.wasm.free(wPtr);
     }
   }
 

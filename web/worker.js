@@ -208,8 +208,8 @@ class AttentionStore {
 
 const isTranslator = () => model?.isEncoderDecoder;
 
-// Files refused only for holding tensors the model does not use, kept so that the person can
-// open them anyway (allowUnused) without picking them again.
+// Files refused only for holding tensors the model does not use (name -> File), kept so that the
+// person can open them anyway (allowUnused) without picking them again.
 let refused = null;
 
 /** The engine's refusal of unused tensors, as a page error with the count and the names. */
@@ -244,11 +244,8 @@ function install(files, name, origin, allowUnused = false, extra = {}) {
     newModel = lantern.loadModel({ config, weights, allowUnused, precision: extra.precision ?? 'auto' });
   } catch (e) {
     const unused = origin === 'files' ? unusedTensors(e) : null;
-    if (!unused) throw e;
-    refused = files;
-    throw unused;
+    throw unused ?? e; // (loadFiles keeps the files to open anyway)
   }
-  refused = null;
   let newTok;
   try {
     if (newModel.isEncoderDecoder && newModel.info.bos_token_id < 0) {
@@ -410,20 +407,39 @@ async function prefetch({ base, name, files, text }) {
   return { loaded, progress };
 }
 
-/** Open files the person picked; files null with allowUnused: the ones just refused, anyway. */
+/** Open files the person picked (name -> File, or its bytes); files null with allowUnused: the
+ * ones just refused, anyway (read again). */
 async function loadFiles(files, name, allowUnused = false) {
   if (!files) {
     if (!refused) throw new Error('there are no refused files to open');
-    lantern = await engineFor(refused.config);
-    announce(install(refused, name, 'files', allowUnused));
-    return;
+    files = refused;
   }
-  const byName = (n) => files[n] ? new Uint8Array(files[n]) : null;
-  lantern = await engineFor(byName('config.json'));
-  announce(install({
-    config: byName('config.json'), weights: byName('model.safetensors'), tokenizerJson: byName('tokenizer.json'),
-    vocab: byName('vocab.json'), merges: byName('merges.txt'), tokenizerConfig: byName('tokenizer_config.json'),
-  }, name, 'files', allowUnused));
+  // each file is read here, not on the page's main thread; the weights straight into the engine's
+  // memory (lantern.readIn), once the engine config.json calls for is known
+  const read = async (n, into = null) => {
+    const f = files[n];
+    if (!f) return null;
+    if (!(f instanceof Blob)) return new Uint8Array(f);
+    try {
+      return into ? await into.readIn(f) : new Uint8Array(await f.arrayBuffer());
+    } catch (e) {
+      if (e.code === 4) throw e; // (out of the engine's memory, or larger than 4 GB: said as such)
+      throw new PageError('unreadable-file', { file: n }, `${n} could not be read (${e.message})`);
+    }
+  };
+  const small = ['config.json', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'];
+  const [config, tokenizerJson, vocab, merges, tokenizerConfig] = await Promise.all(small.map((n) => read(n)));
+  lantern = await engineFor(config);
+  const weights = await read('model.safetensors', lantern);
+  try {
+    announce(install({ config, weights, tokenizerJson, vocab, merges, tokenizerConfig }, name, 'files', allowUnused));
+    refused = null;
+  } catch (e) {
+    refused = e.code === 'unused-tensors' ? files : null; // (to be read again: the weights read went with the refusal)
+    throw e;
+  } finally {
+    weights?.free?.(); // (taken by the load, or not loaded: it goes either way)
+  }
 }
 
 /** The engine for a model with this config.json (null: not known yet, as while its files
