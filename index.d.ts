@@ -53,8 +53,8 @@ export type Precision = 'auto' | 'f32' | 'stored' | 'int8';
 export interface LoadModelOptions {
   /** The text (or bytes) of config.json. */
   config: FileData;
-  /** The bytes of model.safetensors. */
-  weights: Uint8Array | ArrayBuffer;
+  /** The bytes of model.safetensors, or what readIn read of it into this engine (taken once). */
+  weights: Uint8Array | ArrayBuffer | EngineBytes;
   /** Refuse weights that would need more bytes than this once loaded (0: the default, 3 GB in wasm). */
   maxWeightBytes?: number;
   /** How the weight matrices sit in memory (default 'auto'). */
@@ -71,12 +71,21 @@ export interface LoadTokenizerOptions {
   merges?: FileData;
 }
 
+/** A file read into one engine's memory (Lantern.readIn), for loadModel's weights. */
+export interface EngineBytes {
+  readonly length: number;
+  /** Let it go unused (loadModel frees it itself). */
+  free(): void;
+}
+
 export class Lantern {
   /** The build that runs. */
   build: Build | 'custom';
   /** Threads the engine splits its work across, the calling one included. */
   readonly threads: number;
   loadModel(options: LoadModelOptions): Model;
+  /** Read a Blob or File straight into the engine's memory, for loadModel's weights. */
+  readIn(blob: Blob): Promise<EngineBytes>;
   loadTokenizer(options: LoadTokenizerOptions): Tokenizer;
   /** Start a threaded engine's helper threads (when created with deferHelpers); resolves once they run. */
   startHelpers(): Promise<void>;
