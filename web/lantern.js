@@ -430,6 +430,39 @@ export function formatBytes(n) {
 
 const HELPER_STACK = 256 * 1024;
 
+/** loadModel on engine L; inside: its weights as read into L's memory (readIn), or null. */
+function loadModelInto(L, spec, inside) {
+  if (spec == null) throw new LanternError('loadModel needs { config, weights }');
+  const { config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false } =
+    optionsOf(spec, ['config', 'weights', 'maxWeightBytes', 'precision', 'allowUnused'], 'loadModel');
+  const precisions = { auto: 0, f32: 1, stored: 2, int8: 3 };
+  if (!Object.hasOwn(precisions, precision)) {
+    throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${show(precision)}`);
+  }
+  checkBytes(maxWeightBytes, 'maxWeightBytes');
+  if (typeof allowUnused !== 'boolean') throw new LanternError(`allowUnused must be true or false, not ${show(allowUnused)}`);
+  if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
+  const configBytes = fileBytes(config, 'config (config.json)');
+  if (typeof weights === 'string') throw new LanternError('weights (model.safetensors) must be its bytes (a Uint8Array or ArrayBuffer), not a string');
+  if (inside && (inside.lantern !== L || !inside.ptr)) {
+    throw new LanternError(inside.ptr ? 'weights read into another engine\'s memory (readIn of another createLantern)' : 'weights already loaded or freed (readIn\'s bytes are taken once)');
+  }
+  const weightBytes = inside ? null : fileBytes(weights, 'weights (model.safetensors)');
+  if (weightBytes && weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
+  let cfgPtr = 0, wPtr = 0;
+  try {
+    cfgPtr = L.copyIn(configBytes);
+    wPtr = inside ? inside.ptr : L.copyIn(weightBytes);
+    const handle = L.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, inside ? inside.length : weightBytes.length, maxWeightBytes,
+      precisions[precision], allowUnused ? 1 : 0) >>> 0;
+    if (!handle) throw L.lastError();
+    return new Model(L, handle);
+  } finally {
+    if (cfgPtr) L.wasm.free(cfgPtr);
+    if (!inside && wPtr) L.wasm.free(wPtr);
+  }
+}
+
 /** A file read straight into one engine's memory (Lantern.readIn): loadModel takes it as its
  * weights, once, and frees it; free() lets it go unused. */
 class EngineBytes {
@@ -599,41 +632,9 @@ class Lantern {
     // bytes already in an engine's memory (readIn) are taken as they are, and freed whatever happens
     const inside = spec?.weights instanceof EngineBytes ? spec.weights : null;
     try {
-      return this.loadModelFrom(spec, inside);
+      return loadModelInto(this, spec, inside);
     } finally {
       inside?.free();
-    }
-  }
-
-  loadModelFrom(spec, inside) {
-    if (spec == null) throw new LanternError('loadModel needs { config, weights }');
-    const { config, weights, maxWeightBytes = 0, precision = 'auto', allowUnused = false } =
-      optionsOf(spec, ['config', 'weights', 'maxWeightBytes', 'precision', 'allowUnused'], 'loadModel');
-    const precisions = { auto: 0, f32: 1, stored: 2, int8: 3 };
-    if (!Object.hasOwn(precisions, precision)) {
-      throw new LanternError(`precision must be 'auto', 'stored', 'f32' or 'int8', not ${show(precision)}`);
-    }
-    checkBytes(maxWeightBytes, 'maxWeightBytes');
-    if (typeof allowUnused !== 'boolean') throw new LanternError(`allowUnused must be true or false, not ${show(allowUnused)}`);
-    if (config == null || weights == null) throw new LanternError('loadModel needs config and weights');
-    const configBytes = fileBytes(config, 'config (config.json)');
-    if (typeof weights === 'string') throw new LanternError('weights (model.safetensors) must be its bytes (a Uint8Array or ArrayBuffer), not a string');
-    if (inside && (inside.lantern !== this || !inside.ptr)) {
-      throw new LanternError(inside.ptr ? 'weights read into another engine\'s memory (readIn of another createLantern)' : 'weights already loaded or freed (readIn\'s bytes are taken once)');
-    }
-    const weightBytes = inside ? null : fileBytes(weights, 'weights (model.safetensors)');
-    if (weightBytes && weightBytes.length > 0xffffffff) throw new LanternError('model.safetensors is larger than 4 GB', 4);
-    let cfgPtr = 0, wPtr = 0;
-    try {
-      cfgPtr = this.copyIn(configBytes);
-      wPtr = inside ? inside.ptr : this.copyIn(weightBytes);
-      const handle = this.wasm.ltw_model_load(cfgPtr, configBytes.length, wPtr, inside ? inside.length : weightBytes.length, maxWeightBytes,
-        precisions[precision], allowUnused ? 1 : 0) >>> 0;
-      if (!handle) throw this.lastError();
-      return new Model(this, handle);
-    } finally {
-      if (cfgPtr) this.wasm.free(cfgPtr);
-      if (!inside && wPtr) this.wasm.free(wPtr);
     }
   }
 
