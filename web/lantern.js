@@ -563,9 +563,9 @@ class Lantern {
     const n = blob.size;
     if (n > 0xffffffff) throw new LanternError(`${blob.name ?? 'the file'} is larger than 4 GB`, 4);
     const bytes = new EngineBytes(this, this.alloc(n), n);
-    let at = 0;
+    let at = 0, reader = null;
     try {
-      const reader = blob.stream().getReader();
+      reader = blob.stream().getReader();
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -577,6 +577,7 @@ class Lantern {
       if (at !== n) throw new LanternError(`${blob.name ?? 'the file'} was cut short: ${at} of ${n} bytes read`);
     } catch (e) {
       bytes.free();
+      reader?.cancel().catch(() => {});
       throw e;
     }
     return bytes;

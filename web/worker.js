@@ -232,13 +232,18 @@ function padVocabulary(tok, nModel) {
 /** Load the model and tokenizer from their files' bytes; `extra` goes into the 'loaded' message
  * ({ base, fromCache, precision } for a folder fetched by URL). Returns that message, for the
  * caller to post: { message, transfer }. */
-function install(files, name, origin, allowUnused = false, extra = {}) {
-  const { config, weights } = files;
+/** The files a folder cannot do without, missing: throws the page's error for the first. */
+function checkFolder({ config, weights, tokenizerJson, vocab }) {
   if (!config) throw new PageError('missing-file', { file: 'config.json' }, 'config.json is missing');
   if (!weights) throw new PageError('missing-file', { file: 'model.safetensors' }, 'model.safetensors is missing');
+  if (!tokenizerJson && !vocab) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
+}
+
+function install(files, name, origin, allowUnused = false, extra = {}) {
+  const { config, weights } = files;
+  checkFolder(files);
   const tokFiles = files.tokenizerJson ? { tokenizerJson: files.tokenizerJson }
-    : files.vocab ? (files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab }) : null;
-  if (!tokFiles) throw new PageError('missing-tokenizer', {}, 'the tokenizer is missing: tokenizer.json, or vocab.json (and merges.txt)');
+    : files.merges ? { vocab: files.vocab, merges: files.merges } : { vocab: files.vocab };
   let newModel;
   try {
     newModel = lantern.loadModel({ config, weights, allowUnused, precision: extra.precision ?? 'auto' });
@@ -413,7 +418,9 @@ async function loadFiles(files, name, allowUnused = false) {
   if (!files) {
     if (!refused) throw new Error('there are no refused files to open');
     files = refused;
-  }
+  } else refused = null;
+  // (a file missing is said before seconds of reading the others)
+  checkFolder({ config: files['config.json'], weights: files['model.safetensors'], tokenizerJson: files['tokenizer.json'], vocab: files['vocab.json'] });
   // each file is read here, not on the page's main thread; the weights straight into the engine's
   // memory (lantern.readIn), once the engine config.json calls for is known
   const read = async (n, into = null) => {
