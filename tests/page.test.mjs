@@ -49,8 +49,10 @@ after(async () => {
 
 /** Open the playground and wait until it is ready: on the file's shared page (see reusablePage),
  * or on a page of its own where the test sets context options (a phone, a locale). */
-async function openPage(query, { viewport = { width: 1200, height: 1000 }, ...options } = {}) {
-  if (!Object.keys(options).length) {
+/** The playground at query, ready: a page shared between tests, or a page of its own when given
+ * browser options, or watch (watchViews' options: its messages to and from the worker watched). */
+async function openPage(query, { viewport = { width: 1200, height: 1000 }, watch = null, ...options } = {}) {
+  if (!watch && !Object.keys(options).length) {
     const opened = await shared.open(`${origin}/web/${query}`, { viewport });
     await ready(opened.page);
     return opened;
@@ -59,6 +61,7 @@ async function openPage(query, { viewport = { width: 1200, height: 1000 }, ...op
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  if (watch) await watchViews(page, watch);
   await page.goto(`${origin}/web/${query}`);
   await ready(page);
   return { page, errors };
@@ -184,12 +187,7 @@ test('a full 256-token context: every chip, the newest query in view, and a laye
 });
 
 test('the attention matrix comes once: a change that keeps it (the temperature) is answered without it, a layer change with the new one', async () => {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await watchViews(page);
-  await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged')}&engine=strict`);
-  await ready(page);
+  const { page, errors } = await openPage(`?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged')}&engine=strict`, { watch: {} });
   // each view's matrix: its key, whether it came whole, and its bytes
   const seen = () => page.evaluate(() => globalThis.viewsSeen.map(({ key, same, bytes }) => ({ key, same, bytes })));
   const first = await seen();
@@ -272,12 +270,10 @@ test('the step-by-step key table at a long prompt: 32 rows in the redraw\'s firs
 });
 
 test('views that took long are sent at once: the output and residual views come in the answer to the next request, and the page is ready only then', async () => {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 9000 } }); // (every panel near the screen)
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  // every view request asks the worker to split at once (the page asks for 250 ms: a long prompt)
-  await watchViews(page, { split: -1 });
-  await page.goto(`${origin}/web/?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged, that a single man')}&engine=strict`);
+  // every view request asks the worker to split at once (the page asks for 250 ms: a long prompt);
+  // every panel near the screen
+  const { page, errors } = await openPage(`?model=austen&prompt=${encodeURIComponent('It is a truth universally acknowledged, that a single man')}&engine=strict`,
+    { viewport: { width: 1200, height: 9000 }, watch: { split: -1 } });
   await page.waitForFunction(() => globalThis.viewsSeen.some((v) => v.output) && document.body.dataset.ready === 'true', null, { timeout: 30000 });
   const seen = await page.evaluate(() => globalThis.viewsSeen);
   const split = seen.findIndex((v) => v.more);
@@ -303,12 +299,7 @@ test('views that took long are sent at once: the output and residual views come 
 });
 
 test('panels that come on screen in one scroll are asked for in one request: the output and residual views share their pass', async () => {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await watchViews(page);
-  await page.goto(`${origin}/web/?model=austen&engine=strict`);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  const { page, errors } = await openPage('?model=austen&engine=strict', { viewport: { width: 1200, height: 900 }, watch: {} });
   const before = await page.evaluate(() => globalThis.viewsAsked.length);
   // one jump from the top to the output panel: the FFN, output and residual panels (and the
   // sandbox's) come within the observers' margin in the same frame
@@ -324,13 +315,8 @@ test('panels that come on screen in one scroll are asked for in one request: the
 });
 
 test('a run that takes long says how far it has got, under the controls and in the panels that wait for it, until its view comes', async () => {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
   // every run says so at once (the page waits 300 ms: a long text on a large model)
-  await watchViews(page, { runningAfter: 0 });
-  await page.goto(`${origin}/web/?model=austen&engine=strict`);
-  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  const { page, errors } = await openPage('?model=austen&engine=strict', { viewport: { width: 1200, height: 900 }, watch: { runningAfter: 0 } });
   assert.equal(await page.isVisible('#running'), false, 'nothing running: nothing said');
   await page.fill('#prompt', 'She was the youngest of the two daughters of a most affectionate, indulgent father');
   await page.waitForFunction(() => globalThis.runningSeen.length > 0 && document.body.dataset.ready === 'true', null, { timeout: 30000 });

@@ -293,7 +293,9 @@ function downloaded(base, got, store) {
   };
 }
 
-function filesOf(got) {
+/** A folder's files by name (name -> bytes, or a File the person picked) as loadModel's and
+ * loadTokenizer's fields; vocab.json is left out beside a tokenizer.json. */
+export function filesOf(got) {
   return {
     config: got['config.json'] ?? null,
     weights: got['model.safetensors'] ?? null,

@@ -203,8 +203,9 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ra
   const get = (name) => (name.includes('hook_') ? session.tensor(name) : model().tensor(name));
   /** The whole pass over seq (version), unless held; with the output view's logits when asked
    * (a pass held without them is run again). */
+  const holds = (version, withOutput = false) => key === `${version}` && (!withOutput || outputs != null);
   function run(seq, version, withOutput) {
-    if (key === `${version}` && (!withOutput || outputs)) return;
+    if (holds(version, withOutput)) return;
     key = null;
     outputs = null;
     const m = model(), info = m.info, M = info.d_model;
@@ -245,7 +246,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ra
     reset() { session = null; key = null; norms = null; column = null; outputs = null; },
     /** Whether it holds the whole pass over the sequence of this version, with the output view's
      * logits if asked (a view of it runs no pass). */
-    holds(version, withOutput = false) { return key === `${version}` && (!withOutput || outputs != null); },
+    holds,
     /**
      * The output view's session brought to its position: after the whole pass (with the logits),
      * the last position run is pos (the engine's logits and distribution are that position's).

@@ -64,7 +64,7 @@ import { attentionSteps, capturePatterns, stepsBuffers } from './steps.js';
 import * as stages from './stages.js';
 import * as output from './output.js';
 import { createResidualProbe, residualBuffers } from './residual.js';
-import { fetchModel, cachedByDefault, looksByteLevel } from './fetch-model.js';
+import { fetchModel, cachedByDefault, looksByteLevel, filesOf } from './fetch-model.js';
 import { createExperiments } from './experiments.js';
 import { topIndices } from './interventions.js';
 import { MODELS, decodeState } from './state.js'; // which shipped model a page's address names (prefetch)
@@ -419,27 +419,26 @@ async function loadFiles(files, name, allowUnused = false) {
     if (!refused) throw new Error('there are no refused files to open');
     files = refused;
   } else refused = null;
-  // (a file missing is said before seconds of reading the others)
-  checkFolder({ config: files['config.json'], weights: files['model.safetensors'], tokenizerJson: files['tokenizer.json'], vocab: files['vocab.json'] });
+  const picked = filesOf(files);
+  checkFolder(picked); // (a file missing is said before seconds of reading the others)
   // each file is read here, not on the page's main thread; the weights straight into the engine's
   // memory (lantern.readIn), once the engine config.json calls for is known
-  const read = async (n, into = null) => {
-    const f = files[n];
+  const read = async (f, into = null) => {
     if (!f) return null;
     if (!(f instanceof Blob)) return new Uint8Array(f);
     try {
       return into ? await into.readIn(f) : new Uint8Array(await f.arrayBuffer());
     } catch (e) {
       if (e.code === 4) throw e; // (out of the engine's memory, or larger than 4 GB: said as such)
-      throw new PageError('unreadable-file', { file: n }, `${n} could not be read (${e.message})`);
+      throw new PageError('unreadable-file', { file: f.name }, `${f.name} could not be read (${e.message})`);
     }
   };
-  const small = ['config.json', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json'];
-  const [config, tokenizerJson, vocab, merges, tokenizerConfig] = await Promise.all(small.map((n) => read(n)));
-  lantern = await engineFor(config);
-  const weights = await read('model.safetensors', lantern);
+  const { weights: picks, ...small } = picked;
+  const got = Object.fromEntries(await Promise.all(Object.entries(small).map(async ([k, f]) => [k, await read(f)])));
+  lantern = await engineFor(got.config);
+  const weights = await read(picks, lantern);
   try {
-    announce(install({ config, weights, tokenizerJson, vocab, merges, tokenizerConfig }, name, 'files', allowUnused));
+    announce(install({ ...got, weights }, name, 'files', allowUnused));
     refused = null;
   } catch (e) {
     refused = e.code === 'unused-tensors' ? files : null; // (to be read again: the weights read went with the refusal)
