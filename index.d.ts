@@ -256,6 +256,9 @@ export class Session {
   logitAttribution(token: number, options?: { row?: number }): { heads: Float32Array; mlps: Float32Array };
   /** A captured tensor of the last pass, by TransformerLens hook name. */
   tensor(name: string): Tensor;
+  /** fn called with the captured tensor, its data a view of the engine's memory (no copy), valid
+   * only inside fn: fn must not call the engine nor keep the data. Returns fn's result. */
+  withTensor<R>(name: string, fn: (tensor: Tensor) => R): R;
   tensorList(): TensorListEntry[];
   free(): void;
 }

@@ -214,6 +214,51 @@ test('a heatmap cell holds the engine\'s hook_pattern value; stages and the URL 
   await shared.release(again);
 });
 
+/** Every cell of the heatmap's table (a text of at most 48 tokens: the whole matrix) against the
+ * engine's tensor of head h: the values bit for bit, -Infinity where the stage shows masked keys. */
+async function expectWholeHeatmap(page, { shape: [, T, K], data }, h, what) {
+  await page.evaluate(() => { const d = document.getElementById('attn-details'); if (!d.open) d.open = true; });
+  await page.waitForFunction((n) => document.querySelectorAll('#attn-table tr').length === n + 1, T);
+  const cells = await page.$$eval('#attn-table td', (tds) => tds.map((td) => [Number(td.dataset.i), Number(td.dataset.j), td.dataset.value]));
+  assert.equal(cells.length, T * K, what);
+  for (const [i, j, value] of cells) {
+    const want = data[(h * T + i) * K + j];
+    assert.equal(Number(value), j > i && want === 0 ? 0 : want, `${what}: cell ${i},${j}`);
+  }
+}
+
+test('the heatmap follows the text: a longer text on the same start, a shorter one, then steps', async () => {
+  const { page, errors } = await openPage('?model=gpt2-tiny&layer=1&head=3');
+  const nodeTensors = (ids) => {
+    const s = model.createSession({ capture: 'blocks.1.attn.hook_pattern, blocks.1.attn.hook_attn_scores' });
+    s.forward(ids);
+    const out = { pattern: s.tensor('blocks.1.attn.hook_pattern'), scores: s.tensor('blocks.1.attn.hook_attn_scores') };
+    s.free();
+    return out;
+  };
+  const texts = ['The cat sat on the mat and', 'The cat sat on the mat and looked at the dog, who', 'The cat sat on'];
+  for (const text of texts) {
+    await page.fill('#prompt', text);
+    const ids = Array.from(tok.encode(text));
+    await viewed(page, ids.length);
+    await expectWholeHeatmap(page, nodeTensors(ids).pattern, 3, text);
+  }
+  // two greedy steps: the rows come one at a time
+  await page.fill('#temperature', '0');
+  const start = Array.from(tok.encode(texts[2]));
+  const ids = [...start, ...nodeSteps(start, 2, 0, { temperature: 0 })];
+  await page.click('#step');
+  await viewed(page, start.length + 1);
+  await page.click('#step');
+  await viewed(page, ids.length);
+  const { pattern, scores } = nodeTensors(ids);
+  await expectWholeHeatmap(page, pattern, 3, 'after two steps');
+  await page.selectOption('#stage', 'masked');
+  await page.waitForFunction(() => document.querySelector('#attn-table td[data-i="0"][data-j="1"]')?.dataset.value === '-Infinity');
+  await expectWholeHeatmap(page, scores, 3, 'the masked scores after two steps');
+  assert.deepEqual(errors, []);
+});
+
 test('embed mode shows a compact view without chrome', async () => {
   const { page, errors } = await openPage('?model=gpt2-tiny&embed=1');
   assert.equal(await page.isVisible('header'), false);

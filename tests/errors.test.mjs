@@ -193,6 +193,8 @@ test('bad token ids, a too-long prompt, bad sampling settings: the session stays
     [() => s.rewind(20), /rewind: position 20 is outside/],
     [() => s.tensor('blocks.0.attn.hook_nope'), /no tensor is named "blocks\.0\.attn\.hook_nope"/],
     [() => s.tensor('blocks.0.attn.hook_q'), /was not captured/],
+    [() => s.withTensor('blocks.0.attn.hook_q', () => 1), /was not captured/],
+    [() => { s.forward(golden.prompt); s.withTensor('logits'); }, /withTensor needs a function to call with the tensor, not undefined/],
     [() => s.setCapture('blocks.7.*'), /"blocks\.7\.\*" matches no tensor name/],
     [() => s.setSeed(-1), /seed must be a non-negative integer/],
   ];

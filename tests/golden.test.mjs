@@ -159,6 +159,22 @@ test('tensor list: every name with symbolic dims, and shapes only once captured'
   model.free();
 });
 
+test('withTensor: the captured tensor as a view of the engine\'s memory, the same numbers as tensor()', () => {
+  const model = L.loadModel(readFixture('gpt2-odd'));
+  const session = model.createSession({ capture: 'blocks.1.attn.hook_pattern' });
+  session.forward([1, 2, 3, 4]);
+  const copy = session.tensor('blocks.1.attn.hook_pattern');
+  const seen = session.withTensor('blocks.1.attn.hook_pattern', (t) => {
+    assert.equal(t.name, 'blocks.1.attn.hook_pattern');
+    assert.deepEqual(t.shape, copy.shape);
+    assert.equal(t.data.buffer, L.wasm.memory.buffer); // not a copy
+    assert.deepEqual(Array.from(t.data), Array.from(copy.data));
+    return t.data.length;
+  });
+  assert.equal(seen, copy.data.length); // fn's result
+  model.free();
+});
+
 test('16-bit weights stay 16-bit in memory and give exactly the f32 results', () => {
   for (const [name, kind] of [['gpt2-tiny-f16', 'F16'], ['gpt2-odd-bf16', 'BF16']]) {
     const { prompt } = readGolden(name);

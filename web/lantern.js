@@ -860,12 +860,18 @@ class Model {
 }
 
 /** Copy the tensor a [data pointer, ndim, shape...] record describes. */
-function readTensor(L, meta, name) {
+/** The tensor the engine described at meta, its data a view of the engine's memory. */
+function viewTensor(L, meta, name) {
   const m = new Int32Array(L.wasm.memory.buffer, meta, 6);
   const shape = Array.from(m.subarray(2, 2 + m[1]));
   const size = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(L.wasm.memory.buffer, m[0] >>> 0, size).slice();
-  return { name, shape, data };
+  return { name, shape, data: new Float32Array(L.wasm.memory.buffer, m[0] >>> 0, size) };
+}
+
+function readTensor(L, meta, name) {
+  const t = viewTensor(L, meta, name);
+  t.data = t.data.slice();
+  return t;
 }
 
 function checkIds(list, what, nVocab) {
@@ -1289,6 +1295,24 @@ class Session {
     } finally {
       this.lantern.wasm.free(meta);
     }
+  }
+
+  /** fn({ name, shape, data }) with data a view of the engine's own memory rather than a copy,
+   * for reading a part of a large tensor (a few rows of a pattern at 1024 tokens) without copying
+   * the whole of it first; returns what fn returns. The view is valid only inside fn: fn must not
+   * call the engine, nor keep data. */
+  withTensor(name, fn) {
+    if (typeof fn !== 'function') throw new LanternError(`withTensor needs a function to call with the tensor, not ${show(fn)}`);
+    const h = this.live();
+    const meta = this.lantern.alloc(6 * 4);
+    let tensor;
+    try {
+      this.lantern.check(this.lantern.withString(name, (p) => this.lantern.wasm.ltw_session_tensor(h, p, meta)));
+      tensor = viewTensor(this.lantern, meta, name);
+    } finally {
+      this.lantern.wasm.free(meta);
+    }
+    return fn(tensor);
   }
 
   /** Every tensor name: [{ name, dims, shape (null if not captured), captured, doc }]. */

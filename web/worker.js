@@ -114,62 +114,78 @@ const HOOKS = {
 };
 
 /** The attention rows the engine captured, kept per kind, layer and query position: each row
- * holds every head's pattern and scores over the keys that query could see. */
+ * holds every head's pattern and scores over the keys that query could see. A kind's rows lie
+ * end to end in one array per layer and stage (row i from starts[i], head by head), kept when
+ * the rows are dropped: at 1024 tokens on GPT-2 small they are 600 MB, which as 24,576 arrays
+ * made anew for every text cost seconds in allocation and first touches of memory. */
 class AttentionStore {
   constructor(kinds, layers, H) {
     this.H = H;
     this.layers = layers; // kind -> number of layers
-    this.rows = Object.fromEntries(kinds.map((k) => [k, Array.from({ length: layers[k] }, () => [])]));
+    this.kinds = Object.fromEntries(kinds.map((k) => [k, {
+      n: 0, starts: [0], // rows kept; where each begins, in floats (starts[n]: the end)
+      pattern: Array.from({ length: layers[k] }, () => new Float32Array(0)),
+      scores: Array.from({ length: layers[k] }, () => new Float32Array(0)),
+    }]));
   }
 
   truncate(kind, n) {
-    for (const rows of this.rows[kind]) rows.length = Math.min(rows.length, n);
+    const s = this.kinds[kind];
+    s.n = Math.min(s.n, n);
+    s.starts.length = s.n + 1;
   }
 
-  /** Keep rows from..from+count of the last pass; causal kinds keep only the keys they could see. */
-  keep(kind, from, count, causal) {
-    const H = this.H;
+  /** Keep rows from..from+count of the last pass (from: at most the rows kept); causal kinds keep
+   * only the keys they could see. The arrays are made room in for `total` rows like these. */
+  keep(kind, from, count, causal, total = from + count) {
+    const H = this.H, s = this.kinds[kind];
+    if (from > s.n) throw new Error(`the attention store holds ${s.n} ${kind} rows and cannot keep rows from ${from}`);
+    this.truncate(kind, from);
+    const K = session.withTensor(`${HOOKS[kind](0)}.hook_pattern`, (t) => t.shape[2]);
+    const keysAt = (q) => (causal ? q + 1 : K);
+    for (let q = from; q < from + count; q++) s.starts.push(s.starts[q] + H * keysAt(q));
+    const start = s.starts[from], end = start + H * (causal ? (total * (total + 1) - from * (from + 1)) / 2 : (total - from) * K);
     for (let l = 0; l < this.layers[kind]; l++) {
-      const pattern = session.tensor(`${HOOKS[kind](l)}.hook_pattern`);
-      const scores = session.tensor(`${HOOKS[kind](l)}.hook_attn_scores`);
-      const [, T, K] = pattern.shape;
-      const rows = this.rows[kind][l];
-      rows.length = from;
-      for (let i = T - count; i < T; i++) {
-        const k = causal ? from + (i - (T - count)) + 1 : K;
-        const row = { pattern: new Float32Array(H * k), scores: new Float32Array(H * k) };
-        for (let h = 0; h < H; h++) {
-          row.pattern.set(pattern.data.subarray((h * T + i) * K, (h * T + i) * K + k), h * k);
-          row.scores.set(scores.data.subarray((h * T + i) * K, (h * T + i) * K + k), h * k);
+      for (const stage of ['pattern', 'scores']) {
+        let to = s[stage][l];
+        if (to.length < end) { // (grown by a quarter at least: a generation adds a row a step)
+          const grown = new Float32Array(Math.max(end, Math.ceil(to.length * 1.25)));
+          grown.set(to.subarray(0, start));
+          to = s[stage][l] = grown;
         }
-        rows.push(row);
+        session.withTensor(`${HOOKS[kind](l)}.hook_${stage === 'pattern' ? 'pattern' : 'attn_scores'}`, ({ shape: [, T], data }) => {
+          for (let i = T - count, q = from; i < T; i++, q++) {
+            const k = keysAt(q), at = s.starts[q];
+            for (let h = 0; h < H; h++) to.set(data.subarray((h * T + i) * K, (h * T + i) * K + k), at + h * k);
+          }
+        });
       }
     }
+    s.n = from + count;
   }
 
   /** The matrix one view shows: one head (or the mean of all) at one stage, R x C. */
   matrix(kind, layer, { head, mean, stage, hideFirst }, C, causal) {
-    const rows = this.rows[kind][layer];
-    const R = rows.length, H = this.H;
-    const key = stage === 'pattern' ? 'pattern' : 'scores';
+    const { n: R, starts, pattern, scores } = this.kinds[kind];
+    const H = this.H;
+    const src = (stage === 'pattern' ? pattern : scores)[layer];
     const heads = mean ? [...Array(H).keys()] : [head];
     const shown = new Float32Array(R * C);
     const headPattern = mean ? null : new Float32Array(R * C);
     const headScores = mean ? null : new Float32Array(R * C).fill(-Infinity);
     for (let i = 0; i < R; i++) {
-      const row = rows[i], k = row.pattern.length / H;
-      if (key === 'scores') shown.fill(-Infinity, i * C + k, (i + 1) * C);
+      const at = starts[i], k = (starts[i + 1] - at) / H;
+      if (stage !== 'pattern') shown.fill(-Infinity, i * C + k, (i + 1) * C);
       for (const h of heads) {
-        const src = row[key];
-        for (let j = 0; j < k; j++) shown[i * C + j] += src[h * k + j] / heads.length;
+        for (let j = 0; j < k; j++) shown[i * C + j] += src[at + h * k + j] / heads.length;
       }
       if (!mean) {
-        headPattern.set(row.pattern.subarray(head * k, (head + 1) * k), i * C);
-        headScores.set(row.scores.subarray(head * k, (head + 1) * k), i * C);
+        headPattern.set(pattern[layer].subarray(at + head * k, at + (head + 1) * k), i * C);
+        headScores.set(scores[layer].subarray(at + head * k, at + (head + 1) * k), i * C);
       }
     }
     const first = hideFirst && kind !== 'cross' ? 1 : 0;
-    if (first && key === 'pattern') { // without the first key, each row renormalised over the rest
+    if (first && stage === 'pattern') { // without the first key, each row renormalised over the rest
       for (let i = 0; i < R; i++) {
         let sum = 0;
         for (let j = 1; j < C; j++) if (!(causal && j > i)) sum += shown[i * C + j];
@@ -182,20 +198,21 @@ class AttentionStore {
   /** Every head of every layer, max-pooled to at most GRID x GRID cells (each the largest
    * weight of its block; NaN where the whole block is masked). */
   thumbnails(kind, C) {
-    const rowsByLayer = this.rows[kind];
-    const L = rowsByLayer.length, H = this.H, R = rowsByLayer[0]?.length ?? 0;
+    const { n: R, starts, pattern } = this.kinds[kind];
+    const L = pattern.length, H = this.H;
     const r = Math.min(R, GRID), c = Math.min(C, GRID);
     const data = new Float32Array(L * H * r * c).fill(NaN);
     const colBlock = new Int32Array(C);
     for (let j = 0; j < C; j++) colBlock[j] = Math.floor(j * c / C);
     for (let l = 0; l < L; l++) {
+      const src = pattern[l];
       for (let i = 0; i < R; i++) {
-        const row = rowsByLayer[l][i], k = row.pattern.length / H, bi = Math.floor(i * r / R);
+        const at = starts[i], k = (starts[i + 1] - at) / H, bi = Math.floor(i * r / R);
         for (let h = 0; h < H; h++) {
           const base = ((l * H + h) * r + bi) * c;
           for (let j = 0; j < k; j++) {
-            const v = row.pattern[h * k + j], at = base + colBlock[j];
-            if (!(data[at] >= v)) data[at] = v;
+            const v = src[at + h * k + j], to = base + colBlock[j];
+            if (!(data[to] >= v)) data[to] = v;
           }
         }
       }
@@ -492,7 +509,7 @@ function runFrom(ids, from, ran = () => {}) {
   for (let p = from; p < ids.length; p += chunk) {
     const part = ids.slice(p, Math.min(ids.length, p + chunk));
     session.forward(part);
-    for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal);
+    for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal, ids.length);
     ran(part.length);
   }
 }

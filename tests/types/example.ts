@@ -32,6 +32,7 @@ async function main(): Promise<number> {
   session.step(next);
   const logits: Float32Array | null = session.logits();
   const pattern: Tensor = session.tensor('blocks.0.attn.hook_pattern');
+  const lastRow: number[] = session.withTensor('blocks.0.attn.hook_pattern', (t) => Array.from(t.data.subarray(-t.shape[2])));
   for (const t of session.tensorList()) if (t.captured && t.shape) console.log(t.name, t.dims.join(','), t.shape.join('x'), t.doc);
   session.edit({ hook: 'blocks.0.attn.hook_z', op: 'zero', heads: [1], positions: new Int32Array([0, 2]) });
   session.edit({ hook: 'blocks.0.hook_resid_mid', op: 'add', values: new Float32Array(dModel) });
