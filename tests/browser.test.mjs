@@ -664,6 +664,22 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   assert.deepEqual((await stepsRows(page)).map((r) => r.alpha), rows.map((r) => r.alpha));
   await page.screenshot({ path: `${SHOTS}steps-zh.png`, fullPage: true });
   s.free();
+  // another text: the numbers of its own pass (the worker keeps what it read of a layer's pass
+  // only while the text, stack and layer are the same)
+  const other = 'A cat sat on the keys of the old mat';
+  const ids2 = Array.from(tok.encode(other));
+  assert.notEqual(ids2.length, ids.length);
+  await page.fill('#prompt', other);
+  await page.waitForFunction((n) => document.querySelectorAll('#steps table.keys tbody tr').length === n && document.body.dataset.ready === 'true', ids2.length);
+  const query = Number(await page.getAttribute('#steps', 'data-query'));
+  const s2 = model.createSession({ capture: 'blocks.1.attn.hook_attn_scores, blocks.1.attn.hook_pattern' });
+  s2.forward(ids2);
+  const T2 = ids2.length, scores2 = s2.tensor('blocks.1.attn.hook_attn_scores').data, pattern2 = s2.tensor('blocks.1.attn.hook_pattern').data;
+  for (const r of await stepsRows(page)) {
+    if (r.j <= query) near(r.scaled, scores2[(2 * T2 + query) * T2 + r.j], `another text: score of key ${r.j}`);
+    near(r.alpha, pattern2[(2 * T2 + query) * T2 + r.j], `another text: α of key ${r.j}`);
+  }
+  s2.free();
   assert.deepEqual(errors, []);
   await shared.release(page);
 });

@@ -859,8 +859,8 @@ class Model {
   }
 }
 
-/** Copy the tensor a [data pointer, ndim, shape...] record describes. */
-/** The tensor the engine described at meta, its data a view of the engine's memory. */
+/** The tensor a [data pointer, ndim, shape...] record at meta describes, its data a view of the
+ * engine's memory. */
 function viewTensor(L, meta, name) {
   const m = new Int32Array(L.wasm.memory.buffer, meta, 6);
   const shape = Array.from(m.subarray(2, 2 + m[1]));
@@ -868,6 +868,7 @@ function viewTensor(L, meta, name) {
   return { name, shape, data: new Float32Array(L.wasm.memory.buffer, m[0] >>> 0, size) };
 }
 
+/** The same, its data copied out. */
 function readTensor(L, meta, name) {
   const t = viewTensor(L, meta, name);
   t.data = t.data.slice();

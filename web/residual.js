@@ -233,7 +233,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ra
     for (let from = 0; from < T; from += chunk) {
       session.forward(ids.slice(from, Math.min(T, from + chunk)));
       normsInto(data, T, (n) => session.tensor(n), info, stack, from);
-      // read where the engine holds them: a copy of the logits is 23 MB a chunk on GPT-2 small
+      // read where the engine holds them: a copy of the logits is 26 MB a chunk on GPT-2 small
       if (nll) session.withTensor('logits', (logits) => output.nllRows(nll, logits, ids, from));
       if (normData) session.withTensor(normName, (x) => normData.set(x.data, from * M));
       ran(Math.min(T, from + chunk), T);

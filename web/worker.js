@@ -129,30 +129,51 @@ class AttentionStore {
     }]));
   }
 
+  /** How many rows of a kind are kept. */
+  count(kind) {
+    return this.kinds[kind].n;
+  }
+
   truncate(kind, n) {
     const s = this.kinds[kind];
     s.n = Math.min(s.n, n);
     s.starts.length = s.n + 1;
   }
 
+  /** Make room for `total` rows in all after those kept: causal rows of q + 1 keys, the others of
+   * K. (Room made as it is needed grows by a quarter: a generation adds a row a step, and at 900
+   * tokens on GPT-2 small each growth copies 470 MB, so the callers say how many rows will come.) */
+  reserve(kind, total, causal, K) {
+    const H = this.H, s = this.kinds[kind], n = s.n, start = s.starts[n];
+    if (total <= n) return;
+    const end = start + H * (causal ? (total * (total + 1) - n * (n + 1)) / 2 : (total - n) * K);
+    for (const stage of ['pattern', 'scores']) {
+      const arrays = s[stage];
+      for (let l = 0; l < arrays.length; l++) {
+        if (arrays[l].length >= end) continue;
+        const grown = new Float32Array(end);
+        grown.set(arrays[l].subarray(0, start));
+        arrays[l] = grown;
+      }
+    }
+  }
+
   /** Keep rows from..from+count of the last pass (from: at most the rows kept); causal kinds keep
-   * only the keys they could see. The arrays are made room in for `total` rows like these. */
+   * only the keys they could see. Room is made for `total` rows like these. */
   keep(kind, from, count, causal, total = from + count) {
     const H = this.H, s = this.kinds[kind];
     if (from > s.n) throw new Error(`the attention store holds ${s.n} ${kind} rows and cannot keep rows from ${from}`);
     this.truncate(kind, from);
     const K = session.withTensor(`${HOOKS[kind](0)}.hook_pattern`, (t) => t.shape[2]);
     const keysAt = (q) => (causal ? q + 1 : K);
-    for (let q = from; q < from + count; q++) s.starts.push(s.starts[q] + H * keysAt(q));
-    const start = s.starts[from], end = start + H * (causal ? (total * (total + 1) - from * (from + 1)) / 2 : (total - from) * K);
+    const end = from + count;
+    if (s.pattern[0].length < s.starts[from] + H * (causal ? (end * (end + 1) - from * (from + 1)) / 2 : count * K)) {
+      this.reserve(kind, Math.max(total, end, Math.min(Math.ceil(from * 1.25), model.nCtx)), causal, K);
+    }
+    for (let q = from; q < end; q++) s.starts.push(s.starts[q] + H * keysAt(q));
     for (let l = 0; l < this.layers[kind]; l++) {
       for (const stage of ['pattern', 'scores']) {
-        let to = s[stage][l];
-        if (to.length < end) { // (grown by a quarter at least: a generation adds a row a step)
-          const grown = new Float32Array(Math.max(end, Math.ceil(to.length * 1.25)));
-          grown.set(to.subarray(0, start));
-          to = s[stage][l] = grown;
-        }
+        const to = s[stage][l];
         session.withTensor(`${HOOKS[kind](l)}.hook_${stage === 'pattern' ? 'pattern' : 'attn_scores'}`, ({ shape: [, T], data }) => {
           for (let i = T - count, q = from; i < T; i++, q++) {
             const k = keysAt(q), at = s.starts[q];
@@ -161,7 +182,7 @@ class AttentionStore {
         });
       }
     }
-    s.n = from + count;
+    s.n = end;
   }
 
   /** The matrix one view shows: one head (or the mean of all) at one stage, R x C. */
@@ -501,15 +522,16 @@ function sequence({ text, steps, hist }) {
 const selfKinds = () => (isTranslator() ? [['decoder', true], ['cross', false]] : [['self', true]]);
 
 /** Run ids[from..] through the session, in chunks whose captured attention stays small;
- * ran(n): n more positions are run. */
-function runFrom(ids, from, ran = () => {}) {
+ * ran(n): n more positions are run; total: how many the session will hold (room is made in the
+ * attention store for them at once). */
+function runFrom(ids, from, ran = () => {}, total = ids.length) {
   const { n_layer: L, n_head: H } = model.info;
   const perToken = 2 * 4 * L * H * Math.max(ids.length, 1) * (isTranslator() ? 2 : 1);
   const chunk = Math.max(1, Math.floor(CHUNK_BYTES / perToken));
   for (let p = from; p < ids.length; p += chunk) {
     const part = ids.slice(p, Math.min(ids.length, p + chunk));
     session.forward(part);
-    for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal, ids.length);
+    for (const [kind, causal] of selfKinds()) store.keep(kind, p, part.length, causal, total);
     ran(part.length);
   }
 }
@@ -555,7 +577,8 @@ function sync(seq, sampling) {
   let changed = false;
   if (src) {
     const have = session.sourceTokens();
-    if (have.length !== src.length || have.some((id, i) => id !== src[i])) {
+    // (and when the store holds other rows than the session: a keep that failed, out of memory)
+    if (have.length !== src.length || have.some((id, i) => id !== src[i]) || store.count('encoder') !== src.length) {
       session.encode(src);
       store.keep('encoder', 0, src.length, false);
       for (const [kind] of selfKinds()) store.truncate(kind, 0);
@@ -563,8 +586,9 @@ function sync(seq, sampling) {
     }
   }
   const have = session.tokens();
+  const held = Math.min(...selfKinds().map(([kind]) => store.count(kind))); // (as above)
   let p = 0;
-  while (p < have.length && p < ids.length && have[p] === ids[p]) p++;
+  while (p < have.length && p < ids.length && p < held && have[p] === ids[p]) p++;
   if (p === ids.length && p === have.length) {
     if (changed) version++;
     return changed ? performance.now() - t0 : null;
@@ -582,7 +606,7 @@ function sync(seq, sampling) {
   const stepsFrom = Math.max(p, prompt);
   let done = p; // (said as positions of the whole text: those kept before count as read)
   const more = (n) => ran('text', done += n, ids.length);
-  if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p, more);
+  if (p < stepsFrom) runFrom(ids.slice(0, stepsFrom), p, more, ids.length);
   for (let q = stepsFrom; q < ids.length; q++) {
     if (session.length > 0 && chosen[q]?.id !== ids[q]) chosen[q] = { id: ids[q], p: session.probs(sampling)[ids[q]] };
     session.step(ids[q]);
@@ -649,7 +673,7 @@ function stepsFor(seq, look, want) {
   const key = `${version}|${kind}|${layer}|${head}|${query}`;
   if (key === want.key) return null;
   const run = layerPass(seq, kind === 'encoder', layer, 'steps');
-  const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : run.tensor(name));
+  const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : passTensor(run, name));
   return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
     rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
 }
@@ -664,6 +688,22 @@ function stepsFor(seq, look, want) {
  * and the block views' in the inner probe (so that scrolling from one to the other and back runs
  * no pass again).
  */
+// What the views have read of each layer pass, copied once a pass: at 1024 tokens on GPT-2 small
+// the step-by-step view reads 125 MB of a layer's tensors (its scores and pattern are 50 MB
+// each), which copied again for every query or head it showed took 0.4-0.6 s of the worker.
+const passTensors = new WeakMap(); // session -> Map(name -> { name, shape, data })
+
+/** A tensor of the layer pass s last ran, copied out of the engine at its first read. */
+function passTensor(s, name) {
+  let held = passTensors.get(s);
+  if (!held) passTensors.set(s, held = new Map());
+  let t = held.get(name);
+  // (read again if a message took its buffer: the views send slices, but a transferred view of it
+  // would leave it empty)
+  if (!t || t.data.buffer.byteLength === 0) held.set(name, t = s.tensor(name));
+  return t;
+}
+
 function layerPass(seq, encoderOnly, layer, view) {
   const runKey = `${version}|${encoderOnly ? 'encoder' : 'decoder'}|${layer}`;
   if (probeKey === runKey && probeViews.includes(view)) return probe;
@@ -673,6 +713,7 @@ function layerPass(seq, encoderOnly, layer, view) {
     ? (!isTranslator() ? ['self'] : encoderOnly ? ['encoder'] : ['decoder', 'cross']).flatMap((k) => capturePatterns(k, layer, { parallel }))
     : stages.capturePatterns(info, !isTranslator() ? 'gpt' : encoderOnly ? 'encoder' : 'decoder', layer))))];
   const run = (s, which) => {
+    passTensors.delete(s);
     s.setCapture(patterns(which));
     s.reset();
     experiments.withEdits(s);
@@ -721,7 +762,7 @@ function blockFor(seq, look, want) {
   const key = `${version}|${stack}|${layer}|${head}|${pos}|${ln}|${views}`;
   if (key === want.key) return null;
   const run = layerPass(seq, stack === 'encoder', layer, 'block');
-  const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : run.tensor(name));
+  const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : passTensor(run, name));
   const out = {
     key, stack, layer, pos, ln, views: want.views,
     // what each view draws from: it redraws only when its own changes
@@ -875,6 +916,7 @@ async function generate(req) {
   const t0 = performance.now();
   const ids = [...seq.ids];
   const kinds = selfKinds();
+  for (const [kind, causal] of kinds) store.reserve(kind, Math.min(model.nCtx, session.length + req.n), causal, seq.src?.length ?? 0);
   const dec = new TextDecoder('utf-8', { ignoreBOM: true });
   if (isTranslator() && ids[ids.length - 1] === eos) reason = 'eos';
   else {
