@@ -257,7 +257,7 @@ export class Session {
   /** A captured tensor of the last pass, by TransformerLens hook name. */
   tensor(name: string): Tensor;
   /** fn called with the captured tensor, its data a view of the engine's memory (no copy), valid
-   * only inside fn: fn must not call the engine nor keep the data. Returns fn's result. */
+   * only inside fn: fn must not keep the data, and a call into the engine from fn throws. Returns fn's result. */
   withTensor<R>(name: string, fn: (tensor: Tensor) => R): R;
   tensorList(): TensorListEntry[];
   free(): void;

@@ -195,6 +195,10 @@ test('bad token ids, a too-long prompt, bad sampling settings: the session stays
     [() => s.tensor('blocks.0.attn.hook_q'), /was not captured/],
     [() => s.withTensor('blocks.0.attn.hook_q', () => 1), /was not captured/],
     [() => { s.forward(golden.prompt); s.withTensor('logits'); }, /withTensor needs a function to call with the tensor, not undefined/],
+    // the engine called while a view of its memory is lent: refused (a pass could grow the memory)
+    [() => { s.forward(golden.prompt); s.withTensor('logits', () => s.step(1)); }, /engine was called inside the function withTensor\('logits'\) lends/],
+    [() => { s.forward(golden.prompt); s.withTensor('logits', () => model.createSession()); }, /inside the function withTensor/],
+    [() => { s.forward(golden.prompt); s.withTensor('logits', () => { throw new LanternError('thrown by fn'); }); }, /thrown by fn/],
     [() => s.setCapture('blocks.7.*'), /"blocks\.7\.\*" matches no tensor name/],
     [() => s.setSeed(-1), /seed must be a non-negative integer/],
   ];

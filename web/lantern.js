@@ -485,6 +485,7 @@ class Lantern {
     this.helpers = [];
     this.pending = null; // a threaded engine's helpers not started yet: { module, memory, threads }
     this.pace = null;    // an 'auto' threaded engine's choice to split or not (SplitPace)
+    this.lent = null;    // the tensor whose view a withTensor function holds while it runs
   }
 
   /** Start the threads - 1 helper workers of a threaded engine on its shared memory, each on its
@@ -545,6 +546,7 @@ class Lantern {
   heapU8() { return new Uint8Array(this.wasm.memory.buffer); }
 
   alloc(size) {
+    notLent(this);
     const ptr = this.wasm.malloc(Math.max(size, 1)) >>> 0;
     if (!ptr) {
       throw new LanternError(`out of memory: cannot allocate ${formatBytes(size)} in the engine's memory`, 4);
@@ -699,6 +701,7 @@ class Tokenizer {
 
   live() {
     if (!this.handle) throw new LanternError('this tokenizer has been freed', 6);
+    notLent(this.lantern);
     return this.handle;
   }
 
@@ -829,6 +832,7 @@ class Model {
 
   live() {
     if (!this.handle) throw new LanternError('this model has been freed', 6);
+    notLent(this.lantern);
     return this.handle;
   }
 
@@ -856,6 +860,14 @@ class Model {
     for (const s of this.sessions) s.free();
     this.lantern.wasm.lt_model_free(this.handle);
     this.handle = 0;
+  }
+}
+
+/** Throws while a withTensor function runs: a call into the engine could move or change the
+ * memory its view reads. */
+function notLent(L) {
+  if (L.lent != null) {
+    throw new LanternError(`the engine was called inside the function withTensor('${L.lent}') lends its tensor to: the view of the engine's memory it was given would no longer be valid (read what you need first, then call the engine)`);
   }
 }
 
@@ -934,6 +946,7 @@ class Session {
 
   live() {
     if (!this.handle) throw new LanternError('this session has been freed', 6);
+    notLent(this.lantern);
     return this.handle;
   }
 
@@ -1301,7 +1314,8 @@ class Session {
   /** fn({ name, shape, data }) with data a view of the engine's own memory rather than a copy,
    * for reading a part of a large tensor (a few rows of a pattern at 1024 tokens) without copying
    * the whole of it first; returns what fn returns. The view is valid only inside fn: fn must not
-   * call the engine, nor keep data. */
+   * keep data, and a call into the engine from fn is refused (it could grow the memory the view
+   * reads, or change it). */
   withTensor(name, fn) {
     if (typeof fn !== 'function') throw new LanternError(`withTensor needs a function to call with the tensor, not ${show(fn)}`);
     const h = this.live();
@@ -1313,7 +1327,12 @@ class Session {
     } finally {
       this.lantern.wasm.free(meta);
     }
-    return fn(tensor);
+    this.lantern.lent = name;
+    try {
+      return fn(tensor);
+    } finally {
+      this.lantern.lent = null;
+    }
   }
 
   /** Every tensor name: [{ name, dims, shape (null if not captured), captured, doc }]. */
