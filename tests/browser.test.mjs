@@ -670,6 +670,7 @@ test('attention step by step: the page shows the engine\'s q·k, scores, mask, w
   const ids2 = Array.from(tok.encode(other));
   assert.notEqual(ids2.length, ids.length);
   await page.fill('#prompt', other);
+  await openSteps(page); // (filling the prompt scrolled to it: the panel is drawn only on screen)
   await page.waitForFunction((n) => document.querySelectorAll('#steps table.keys tbody tr').length === n && document.body.dataset.ready === 'true', ids2.length);
   const query = Number(await page.getAttribute('#steps', 'data-query'));
   const s2 = model.createSession({ capture: 'blocks.1.attn.hook_attn_scores, blocks.1.attn.hook_pattern' });
