@@ -89,9 +89,10 @@ function textOf(tok, n) {
  * it left views for the next request (more), which it brought, its pass time, and the page's
  * readiness once the page has taken it. With split, every view request the page makes asks the
  * worker to split at that many ms instead. */
-const watchViews = (page, { split = null, runningAfter = null } = {}) => page.addInitScript(([split, runningAfter]) => {
+const watchViews = (page, { split = null, runningAfter = null, chunkTokens = null } = {}) => page.addInitScript(([split, runningAfter, chunkTokens]) => {
   const seen = globalThis.viewsSeen = [];
   const running = globalThis.runningSeen = [];
+  const superseded = globalThis.supersededSeen = []; // the ids of views answered 'replaced: nothing to draw'
   // every line the page shows of a run or of a view that waits, as it shows it
   const shown = globalThis.shownLines = [];
   addEventListener('DOMContentLoaded', () => new MutationObserver(() => {
@@ -105,7 +106,8 @@ const watchViews = (page, { split = null, runningAfter = null } = {}) => page.ad
       super(...args);
       this.addEventListener('message', ({ data }) => {
         if (data?.type === 'running') running.push({ what: data.what, done: data.done, total: data.total });
-        if (data?.type !== 'view') return;
+        if (data?.type === 'view' && data.superseded) superseded.push(data.id);
+        if (data?.type !== 'view' || data.superseded) return;
         const v = { key: data.attn.key, same: data.attn.same === true, bytes: data.attn.shown?.byteLength ?? 0,
           more: data.more === true, output: !!data.output, residual: !!data.residual, ms: data.ms };
         seen.push(v);
@@ -116,12 +118,13 @@ const watchViews = (page, { split = null, runningAfter = null } = {}) => page.ad
     postMessage(msg, ...rest) {
       if (split !== null && msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split };
       if (runningAfter !== null && msg?.type === 'view') msg = { ...msg, runningAfter };
+      if (chunkTokens !== null && msg?.type === 'view') msg = { ...msg, chunkTokens };
       // the views each request asks for
       if (msg?.type === 'view') (globalThis.viewsAsked ??= []).push(['steps', 'block', 'output', 'residual'].filter((k) => msg[k]).concat(msg.interv ? Object.keys(msg.interv) : []));
       return super.postMessage(msg, ...rest);
     }
   };
-}, [split, runningAfter]);
+}, [split, runningAfter, chunkTokens]);
 
 /** Run axe-core on the page; the serious and critical violations, described. */
 async function axeViolations(page) {
@@ -310,6 +313,46 @@ test('panels that come on screen in one scroll are asked for in one request: the
   assert.deepEqual(asked[0].filter((k) => ['block', 'output', 'residual'].includes(k)), ['block', 'output', 'residual'],
     `the first request after the scroll asks for every panel it brought near (${JSON.stringify(asked)})`);
   assert.ok(await page.$eval('#output', (e) => e.childElementCount > 0) && await page.$eval('#residual', (e) => e.childElementCount > 0));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a text replaced while it runs: its run stops at the end of a chunk, kept, and the newer text\'s view is the engine\'s', async () => {
+  // chunks of 4 tokens; every run says how far it has got at its first chunk
+  const { page, errors } = await openPage('?model=austen&engine=strict', { watch: { runningAfter: 0, chunkTokens: 4 } });
+  assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), true, 'make serve isolates the page');
+  const tok = austenTokenizer();
+  const start = textOf(tok, 120);
+  const [a, b] = [`${start} and so it was`, `${start} but then the`];
+  const idsA = Array.from(tok.encode(a)), idsB = Array.from(tok.encode(b));
+  // the session holds the page's first text: the first text's run starts where they part
+  const before = Array.from(tok.encode(await page.inputValue('#prompt')));
+  let k = 0;
+  while (k < before.length && before[k] === idsA[k]) k++;
+  assert.ok(k + 8 < 120);
+  await page.evaluate(() => { globalThis.runningSeen.length = 0; });
+  // typed in one task: the first text's request goes out, the second waits for its answer, and
+  // the first's run is told it has been replaced before it ends its first chunk
+  await page.evaluate((texts) => {
+    const box = document.getElementById('prompt');
+    for (const text of texts) { box.value = text; box.dispatchEvent(new Event('input', { bubbles: true })); }
+  }, [a, b]);
+  await page.waitForFunction((n) => document.body.dataset.ready === 'true' && document.querySelectorAll('#tokens .chip').length === n, idsB.length, { timeout: 30000 });
+  const seen = await page.evaluate(() => ({ superseded: globalThis.supersededSeen, running: globalThis.runningSeen }));
+  assert.equal(seen.superseded.length, 1, 'the first text\'s request answered as replaced, no view made');
+  // the second text's run started where the first stopped (after one chunk of tokens the two
+  // texts share), and said so after its own first chunk
+  assert.deepEqual(seen.running[0], { what: 'text', done: k + 8, total: idsB.length }, JSON.stringify(seen.running));
+  // and its numbers are the engine's
+  const model = L.loadModel({ config: readFileSync(`${WEIGHTS}austen/config.json`), weights: readFileSync(`${WEIGHTS}austen/model.safetensors`) });
+  const s = model.createSession();
+  s.forward(idsB);
+  const probs = s.probs({ temperature: 1 });
+  const best = [...probs.keys()].sort((x, y) => probs[y] - probs[x] || x - y).slice(0, 15);
+  const rows = await page.$$eval('#top tbody tr', (trs) => trs.map((tr) => [Number(tr.cells[1].textContent), tr.cells[2].textContent.trim()]));
+  assert.deepEqual(rows, best.map((id) => [id, probs[id].toFixed(4)]));
+  model.free();
+  tok.free();
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -1,6 +1,9 @@
 // The page's one line to the engine worker. A view request carries the whole state it needs;
 // while one is being answered, newer ones replace each other, so the worker only ever works on
-// the newest (typing fast costs one pass, not one per key). While a generation runs, view
+// the newest (typing fast costs one pass, not one per key), and where the page is cross-origin
+// isolated the one being answered is told it has been replaced (a word in shared memory the worker
+// reads between the chunks of a long text: its run stops there, and a view nobody would see is not
+// made; see web/worker.js). While a generation runs, view
 // requests only tell the worker what to look at, and a stop ends it between two tokens.
 //
 // A worker whose script does not load or run (worker.bundle.js missing, a server that cannot make
@@ -14,6 +17,9 @@ export function createClient(worker, handlers, { failed = null } = {}) {
   let epoch = 0; // the id of the last load: answers to older requests belong to another model
   const waiting = new Map(); // id -> { resolve, reject }: requests answered once (tensors)
   let down = failed, spoke = false;
+  // the id of the newest view request a newer one has replaced (read by the worker as it runs)
+  const stale = globalThis.crossOriginIsolated === true ? new Int32Array(new SharedArrayBuffer(4)) : null;
+  if (stale) worker.postMessage({ type: 'stale-word', word: stale });
   const sayDown = () => handlers.error({ type: 'error', code: 'worker-failed', args: {}, message: `the engine worker did not start (${down})`, during: 'worker' });
   worker.addEventListener('message', () => { spoke = true; }, { once: true });
   worker.addEventListener('error', (e) => {
@@ -56,6 +62,7 @@ export function createClient(worker, handlers, { failed = null } = {}) {
     if (data.id < epoch && (data.type === 'view' || data.type === 'tokens' || data.type === 'running' || data.during === 'view')) return;
     switch (data.type) {
       case 'view':
+        if (data.superseded) { settle(data.id); break; } // (nothing to draw: the newer request is on its way)
         if (settle(data.id) && data.id >= (handlers.lastDrawn?.() ?? 0)) handlers.view(data);
         break;
       case 'error':
@@ -76,7 +83,11 @@ export function createClient(worker, handlers, { failed = null } = {}) {
     view(msg) {
       msg.type = 'view';
       if (generating) { post(msg); return; }
-      if (inFlight) { pending = msg; return; }
+      if (inFlight) {
+        pending = msg;
+        if (stale) Atomics.store(stale, 0, inFlight);
+        return;
+      }
       inFlight = post(msg);
     },
     generate(msg) {

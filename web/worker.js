@@ -30,8 +30,10 @@
 // then each view rewinds it to its selected position (the engine's distribution under the
 // temperature there is session.probs({ temperature })). It too runs only while they are on screen.
 //
-// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?, runningAfter?}
+// In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?, runningAfter?, chunkTokens?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
+//      | stale-word {word} (an Int32Array on shared memory: the id of the newest view request a newer one has
+//        replaced, which web/client.js writes; a text run for such a request stops between two chunks)
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
@@ -43,6 +45,7 @@
 //      | tensors {id, stack, layer, ids, tokens, omitted, tensors: [{name, shape, data}]} (with format 'npz': npz, a Blob
 //        of the .npz, npzUrl, an object URL of it valid for 30 s, and tensors: [{name, shape}])
 //      | generated {id, reason} | tensor {id, name, shape, data} | error {id, during, message, code?, args?}
+//      | view {id, superseded: true} (a request replaced while its text ran: nothing to draw)
 //      | running {id, what, done, total} (how far a long run of a request has got, once it has taken 300 ms or the
 //        request's runningAfter: what 'text' (the text read) or 'sequence' (the output and residual views' pass);
 //        the positions of the total read so far)
@@ -527,7 +530,7 @@ const selfKinds = () => (isTranslator() ? [['decoder', true], ['cross', false]] 
 function runFrom(ids, from, ran = () => {}, total = ids.length) {
   const { n_layer: L, n_head: H } = model.info;
   const perToken = 2 * 4 * L * H * Math.max(ids.length, 1) * (isTranslator() ? 2 : 1);
-  const chunk = Math.max(1, Math.floor(CHUNK_BYTES / perToken));
+  const chunk = running?.chunk ?? Math.max(1, Math.floor(CHUNK_BYTES / perToken));
   for (let p = from; p < ids.length; p += chunk) {
     const part = ids.slice(p, Math.min(ids.length, p + chunk));
     session.forward(part);
@@ -536,24 +539,38 @@ function runFrom(ids, from, ran = () => {}, total = ids.length) {
   }
 }
 
-// The request being answered: { id, t0, last, after }. A run that takes long (a long text on a
-// large model: seconds at 1024 tokens on GPT-2 small) says how far it has got, so the page can
-// show it is at work rather than nothing at all: 'text' (the session brought to the text, sync) or
-// 'sequence' (the output and residual views' whole pass).
+// The request being answered: { id, t0, last, after, view, chunk }. A run that takes long (a
+// long text on a large model: seconds at 1024 tokens on GPT-2 small) says how far it has got, so
+// the page can show it is at work rather than nothing at all: 'text' (the session brought to the
+// text, sync) or 'sequence' (the output and residual views' whole pass).
 let running = null;
 const RUNNING_AFTER = 300; // ms into the request: the first word of a run comes no sooner
 const RUNNING_EVERY = 150; // ms: and then at most this often
+
+// A view request replaced by a newer one while its text runs stops between two chunks, rather
+// than running the text to its end for a view nobody will see: typing at the start of a long text
+// (or toggling an ablation, which runs it all again) waited for two whole runs, 5 s each at 1024
+// tokens on GPT-2 small. What it ran is kept: the session and the attention rows stop at a chunk's
+// end, and the newer request goes on from there where its text shares that start. The page says
+// so in shared memory (a message would wait for the run to end), where the page is cross-origin
+// isolated; elsewhere the run ends as before. Only the text's run stops so: the output and
+// residual views' pass would start again from nothing, and so never end while the page kept asking.
+let staleWord = null;
+class Superseded extends Error {}
+
 function ran(what, done, total) {
   if (!running) return;
+  if (what === 'text' && running.view && staleWord && Atomics.load(staleWord, 0) >= running.id) throw new Superseded();
   const now = performance.now();
   if (now - running.t0 < running.after || now - running.last < RUNNING_EVERY) return;
   running.last = now;
   postMessage({ type: 'running', id: running.id, what, done, total });
 }
-/** fn() for the request req (its id; runningAfter, ms: another threshold, as the tests ask), its
- * long runs saying how far they have got. */
+/** fn() for the request req (its id; runningAfter, ms: another threshold, and chunkTokens, the
+ * text run in chunks of that many tokens, as the tests ask), its long runs saying how far they
+ * have got. */
 function answering(req, fn) {
-  running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER };
+  running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER, view: req.type === 'view', chunk: req.chunkTokens };
   try {
     return fn();
   } finally {
@@ -879,6 +896,15 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
 }
 
 function view(req) {
+  try {
+    viewOf(req);
+  } catch (e) {
+    if (!(e instanceof Superseded)) throw e;
+    postMessage({ type: 'view', id: req.id, superseded: true });
+  }
+}
+
+function viewOf(req) {
   answering(req, () => {
     const seq = sequence(req.seq);
     experiments.setEdits(seq, req.ablate); // changed: the session was reset, and sync runs it all again, edited
@@ -1145,6 +1171,7 @@ engineFor(null).catch(() => {});
 onmessage = ({ data }) => {
   // a stop, or what to look at while generating, is taken at once; the rest waits its turn
   if (data.type === 'stop') { if (gen) gen.stop = true; return; }
+  if (data.type === 'stale-word') { staleWord = data.word; return; }
   if (data.type === 'cancel-load') { downloading?.abort(); return; }
   if (data.type === 'patch-cancel') { cancelledUpTo = Math.max(cancelledUpTo, data.id ?? -Infinity); stopSweep(); return; }
   if (data.type === 'view' && gen) {
