@@ -116,6 +116,12 @@ const watchViews = (page, { split = null, runningAfter = null, chunkTokens = nul
     }
 
     postMessage(msg, ...rest) {
+      // globalThis.holdViews: requests wait here until globalThis.releaseViews(), in their order
+      if (globalThis.holdViews) {
+        (globalThis.heldViews ??= []).push(() => this.postMessage(msg, ...rest));
+        globalThis.releaseViews ??= () => { globalThis.holdViews = false; for (const f of globalThis.heldViews.splice(0)) f(); };
+        return;
+      }
       if (split !== null && msg?.type === 'view' && msg.split !== undefined) msg = { ...msg, split };
       if (runningAfter !== null && msg?.type === 'view') msg = { ...msg, runningAfter };
       if (chunkTokens !== null && msg?.type === 'view') msg = { ...msg, chunkTokens };
@@ -331,11 +337,13 @@ test('a text replaced while it runs: its run stops at the end of a chunk, kept, 
   while (k < before.length && before[k] === idsA[k]) k++;
   assert.ok(k + 8 < 120);
   await page.evaluate(() => { globalThis.runningSeen.length = 0; });
-  // typed in one task: the first text's request goes out, the second waits for its answer, and
-  // the first's run is told it has been replaced before it ends its first chunk
+  // the first text's request goes out (held on its way, so that its run cannot end a chunk
+  // first), the second waits for its answer, and the first's run is told it has been replaced
   await page.evaluate((texts) => {
+    globalThis.holdViews = true;
     const box = document.getElementById('prompt');
     for (const text of texts) { box.value = text; box.dispatchEvent(new Event('input', { bubbles: true })); }
+    globalThis.releaseViews();
   }, [a, b]);
   await page.waitForFunction((n) => document.body.dataset.ready === 'true' && document.querySelectorAll('#tokens .chip').length === n, idsB.length, { timeout: 30000 });
   const seen = await page.evaluate(() => ({ superseded: globalThis.supersededSeen, running: globalThis.runningSeen }));
@@ -351,6 +359,30 @@ test('a text replaced while it runs: its run stops at the end of a chunk, kept, 
   const best = [...probs.keys()].sort((x, y) => probs[y] - probs[x] || x - y).slice(0, 15);
   const rows = await page.$$eval('#top tbody tr', (trs) => trs.map((tr) => [Number(tr.cells[1].textContent), tr.cells[2].textContent.trim()]));
   assert.deepEqual(rows, best.map((id) => [id, probs[id].toFixed(4)]));
+
+  // a Step pressed while the replaced text runs: the newer text is drawn first, and the step's
+  // token comes after it, never after the text drawn before (the replaced one draws nothing)
+  const [c, d] = [`${start} so that`, `${start} for she was the youngest of the two daughters of a most affectionate father`];
+  const idsD = Array.from(tok.encode(d));
+  assert.ok(idsD.length > idsB.length + 4);
+  await page.evaluate(() => {
+    globalThis.chipCounts = [];
+    new MutationObserver(() => globalThis.chipCounts.push(document.querySelectorAll('#tokens .chip').length))
+      .observe(document.getElementById('tokens'), { childList: true, subtree: true });
+  });
+  await page.evaluate((texts) => {
+    globalThis.holdViews = true;
+    const box = document.getElementById('prompt');
+    for (const text of texts) { box.value = text; box.dispatchEvent(new Event('input', { bubbles: true })); }
+    document.getElementById('step').click();
+    globalThis.releaseViews();
+  }, [c, d]);
+  await page.waitForFunction((n) => document.body.dataset.ready === 'true' && document.body.dataset.generating !== 'true' &&
+    document.querySelectorAll('#tokens .chip').length === n, idsD.length + 1, { timeout: 30000 });
+  const counts = await page.evaluate(() => globalThis.chipCounts);
+  assert.equal((await page.evaluate(() => globalThis.supersededSeen)).length, 2);
+  assert.ok(!counts.includes(idsB.length + 1), `a token after the text drawn before: ${JSON.stringify(counts)}`);
+  assert.equal(await page.inputValue('#prompt'), d);
   model.free();
   tok.free();
   assert.deepEqual(errors, []);

@@ -92,6 +92,11 @@ export function createClient(worker, handlers, { failed = null } = {}) {
     },
     generate(msg) {
       msg.type = 'generate';
+      // a view asked while one ran goes first: the one running may have been told it is replaced
+      // (and then draws nothing), and the tokens would stream after the text drawn before it
+      if (pending && stale) {
+        inFlight = post(pending);
+      }
       pending = null;
       generating = true;
       post(msg);

@@ -570,7 +570,8 @@ function ran(what, done, total) {
  * text run in chunks of that many tokens, as the tests ask), its long runs saying how far they
  * have got. */
 function answering(req, fn) {
-  running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER, view: req.type === 'view', chunk: req.chunkTokens };
+  running = { id: req.id, t0: performance.now(), last: 0, after: req.runningAfter ?? RUNNING_AFTER, view: req.type === 'view',
+    chunk: Number.isSafeInteger(req.chunkTokens) && req.chunkTokens > 0 ? req.chunkTokens : undefined };
   try {
     return fn();
   } finally {
