@@ -144,8 +144,8 @@ class AttentionStore {
   }
 
   /** Make room for `total` rows in all after those kept: causal rows of q + 1 keys, the others of
-   * K. (Room made as it is needed grows by a quarter: a generation adds a row a step, and at 900
-   * tokens on GPT-2 small each growth copies 470 MB, so the callers say how many rows will come.) */
+   * K. (Each growth copies the rows kept, 470 MB at 900 tokens on GPT-2 small: the callers say how
+   * many rows will come, and keep adds a quarter.) */
   reserve(kind, total, causal, K) {
     const H = this.H, s = this.kinds[kind], n = s.n, start = s.starts[n];
     if (total <= n) return;
@@ -171,7 +171,10 @@ class AttentionStore {
     const keysAt = (q) => (causal ? q + 1 : K);
     const end = from + count;
     if (s.pattern[0].length < s.starts[from] + H * (causal ? (end * (end + 1) - from * (from + 1)) / 2 : count * K)) {
-      this.reserve(kind, Math.max(total, end, Math.min(Math.ceil(from * 1.25), model.nCtx)), causal, K);
+      // with room for a quarter more rows (up to the context): the text typed on past its end
+      // would otherwise copy them all at its first new token (600 MB at 1000 tokens)
+      const rows = Math.max(total, end);
+      this.reserve(kind, Math.max(rows, Math.min(Math.ceil(rows * 1.25), model.nCtx)), causal, K);
     }
     for (let q = from; q < end; q++) s.starts.push(s.starts[q] + H * keysAt(q));
     for (let l = 0; l < this.layers[kind]; l++) {
