@@ -24,7 +24,7 @@ CFLAGS_COMMON := -std=c11 -Wall -Wextra -Werror
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 WASM_EXPORTS := malloc free lt_last_error lt_last_error_code ltw_model_load lt_model_free \
-  lt_model_describe ltw_session_init lt_session_free lt_session_set_capture lt_session_forward \
+  lt_model_describe ltw_session_init lt_session_free lt_session_set_capture lt_session_forward lt_session_forward_to \
   lt_session_rewind lt_session_reset lt_session_n_past lt_session_tokens lt_session_logits \
   ltw_session_probs ltw_session_sample ltw_session_set_seed ltw_session_tensor \
   lt_session_list_tensors ltw_tokenizer_load lt_tokenizer_free lt_tokenizer_n_vocab lt_tokenizer_kind \

@@ -63,6 +63,7 @@ int32_t lt_last_layer_from(lt_pass *p, int32_t n, int32_t first, int32_t last, i
 
 void lt_output_tail(lt_pass *p, float *out, const float *x, int32_t n, const lt_tail *t) {
     const lt_model *m = p->model;
+    if (p->to_layer < m->n_layer) return; /* a pass stopped at a layer (lt_session_forward_to) */
     const int32_t d = m->d_model;
     /* the final norm runs on every row only when those rows are captured; the logits of every
      * row wait until they are read (lt_defer_logits): here only the last row's */

@@ -480,6 +480,9 @@ struct lt_pass {
      * (lt_session_rerun_layers): that layer and those rows; 0 and NULL in a pass from the tokens */
     int32_t from_layer;
     const float *from_x;
+    /* the blocks a decoder's pass runs end before this one: n_layer, but in a pass stopped at a
+     * layer (lt_session_forward_to), which then computes no final norm and no logits */
+    int32_t to_layer;
 };
 
 struct lt_session {
@@ -495,6 +498,7 @@ struct lt_session {
     int32_t *sample_order;  /* (n_vocab) */
     lt_buf list_json;
     bool defer_reruns;      /* edits set or cleared are not run until deferring ends (lt_session_defer_reruns) */
+    int32_t stopped_at;     /* the layer the last pass stopped before (lt_session_forward_to), or -1 */
 };
 
 /* x = act(x) over n values: the activation config.json chose (shared by every family but the

@@ -202,7 +202,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)m->d_head), .key_valid = NULL,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_H_ATTN_SCORES, LT_H_RESID_POST, LT_H_LN_FINAL_SCALE);
-    for (int32_t l = l0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < p->to_layer; l++) {
         const lt_gpt2_layer *y = &m->layers[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
         lt_hook_rows(p, LT_H_RESID_PRE, l, x, n, d, 0, d);

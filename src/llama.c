@@ -300,7 +300,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .group = group,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_L_ATTN_SCORES, LT_L_RESID_POST, LT_L_LN_FINAL_SCALE);
-    for (int32_t l = l0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < p->to_layer; l++) {
         const lt_llama_layer *y = &m->llama[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * dkv, *vc = p->v_cache + (size_t)l * m->n_ctx * dkv;
         lt_hook_rows(p, LT_L_RESID_PRE, l, x, n, d, 0, d);

@@ -258,7 +258,7 @@ static void forward(lt_pass *p, const int32_t *ids, int32_t n) {
         .causal = 1, .q_offset = p0, .scale = 1.0f / sqrtf((float)dh), .key_valid = NULL,
     };
     const int32_t last_from = lt_last_layer_from(p, n, LT_N_ATTN_SCORES, LT_N_RESID_POST, LT_N_LN_FINAL_SCALE);
-    for (int32_t l = l0; l < m->n_layer; l++) {
+    for (int32_t l = l0; l < p->to_layer; l++) {
         const lt_neox_layer *y = &m->neox[l];
         float *kc = p->k_cache + (size_t)l * m->n_ctx * d, *vc = p->v_cache + (size_t)l * m->n_ctx * d;
         float *k = kc + (size_t)p0 * d, *v = vc + (size_t)p0 * d; /* this pass's rows of the cache: [n, d] */

@@ -38,6 +38,8 @@ int32_t lt_session_init(lt_model *m, lt_session_params params, lt_session **out)
               lt_mul_size(cache, sizeof(float), &cache);
     if (ok) {
         s->pass.model = m;
+        s->pass.to_layer = m->n_layer;
+        s->stopped_at = -1;
         s->params = params;
         s->rng = params.seed;
         s->tokens = malloc((size_t)m->n_ctx * sizeof *s->tokens);
@@ -111,6 +113,7 @@ void lt_session_free(lt_session *s) {
 static void invalidate_captures(lt_session *s, bool all) {
     const lt_model *m = s->pass.model;
     s->pass.logits_pending = 0;
+    s->stopped_at = -1;
     for (int32_t h = 0; h < m->n_hooks; h++)
         if (all || m->hooks[h].stage == LT_STAGE_PASS)
             for (int32_t l = 0; l < m->max_layers; l++) slot(s, h, l)->valid = false;
@@ -320,6 +323,36 @@ int32_t lt_session_forward(lt_session *s, const int32_t *ids, int32_t n) {
     return LT_OK;
 }
 
+/* Whether a model-wide hook is written before the blocks (the embeddings) rather than after them. */
+static bool before_blocks(const lt_hook_def *h) {
+    const char *e = strstr(h->name, "hook_embed"), *pe = strstr(h->name, "hook_pos_embed");
+    return e || pe;
+}
+
+int32_t lt_session_forward_to(lt_session *s, const int32_t *ids, int32_t n, int32_t stop_layer) {
+    if (!s) return lt_fail(LT_ERR_INVALID_ARGUMENT, "forward to a layer: no session");
+    const lt_model *m = s->pass.model;
+    if (is_encoder_decoder(m))
+        return lt_fail(LT_ERR_UNSUPPORTED, "forward to a layer: an encoder-decoder model runs its stacks whole");
+    if (stop_layer < 0 || stop_layer > m->n_layer)
+        return lt_fail(LT_ERR_OUT_OF_RANGE, "forward to a layer: layer %d is outside [0, %d]", (int)stop_layer,
+                       (int)m->n_layer);
+    lt_session_reset(s);
+    s->pass.to_layer = stop_layer;
+    const int32_t rc = lt_session_forward(s, ids, n);
+    s->pass.to_layer = m->n_layer;
+    if (rc || stop_layer == m->n_layer) return rc;
+    /* what did not run is not readable: the later blocks, the final norm, the logits */
+    for (int32_t h = 0; h < m->n_hooks; h++)
+        for (int32_t l = 0; l < n_layers_of(m, h); l++)
+            if (lt_hook_per_layer(&m->hooks[h]) ? l >= stop_layer : !before_blocks(&m->hooks[h]))
+                slot(s, h, l)->valid = false;
+    s->pass.logits_pending = 0;
+    s->pass.n_past = 0; /* the later layers' keys and values were not written: nothing to go on from */
+    s->stopped_at = stop_layer;
+    return LT_OK;
+}
+
 int32_t lt_session_rerun_layers(lt_session *s, int32_t layer, int32_t from, const float *x) {
     if (!s || !x) return lt_fail(LT_ERR_INVALID_ARGUMENT, "rerun layers: no session, or no rows to start from");
     const lt_model *m = s->pass.model;
@@ -455,6 +488,9 @@ int32_t lt_session_tensor(lt_session *s, const char *name, const float **data,
                                           "numbers): the model's weights are too large to compute with");
         }
     }
+    if (!c->valid && c->wanted && s->stopped_at >= 0)
+        return lt_fail(LT_ERR_STATE, "tensor \"%s\" was not computed: the last pass stopped before layer %d", name,
+                       (int)s->stopped_at);
     if (!c->valid)
         return lt_fail(LT_ERR_STATE,
                        c->wanted ? "tensor \"%s\" is captured but no pass has run since"

@@ -849,6 +849,14 @@ test('embedding, Add & Norm and FFN: the engine\'s numbers for the selected toke
   await page.click('#norm svg.plan .pl-ln[data-ln="final"]');
   await page.waitForFunction(() => document.getElementById('norm').dataset.ln === 'final' && new URL(location.href).searchParams.get('ln') === 'final');
   near(Number(await page.getAttribute('#norm', 'data-std')), s.tensor('ln_final.hook_scale').data[4], 'sigma = ln_final.hook_scale');
+  // at layer 0 too (the views' pass stops after the layer shown, but runs whole for the final norm)
+  await page.selectOption('#layer', '0');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('layer') === '0' && document.body.dataset.ready === 'true');
+  await page.waitForFunction(() => document.getElementById('norm').dataset.ln === 'final' && document.getElementById('norm').dataset.std);
+  near(Number(await page.getAttribute('#norm', 'data-std')), s.tensor('ln_final.hook_scale').data[4], 'layer 0: sigma = ln_final.hook_scale');
+  assert.equal(await page.textContent('#error'), '');
+  await page.selectOption('#layer', '1');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('layer') === '1' && document.body.dataset.ready === 'true');
   // FFN: the most active neurons are the engine's largest hook_post, with their hook_pre
   await openBlock(page, 'ffn');
   const N = model.info.d_mlp;

@@ -175,6 +175,51 @@ test('withTensor: the captured tensor as a view of the engine\'s memory, the sam
   model.free();
 });
 
+test('stopAtLayer: the blocks before it run, bit for bit as in a whole pass; nothing after them is computed', () => {
+  for (const name of ['gpt2-odd', 'llama-tiny', 'pythia-tiny']) {
+    const model = L.loadModel(readFixture(name));
+    const ids = [1, 2, 3, 4, 5, 6];
+    const whole = model.createSession({ capture: '*' });
+    whole.forward(ids);
+    const s = model.createSession({ capture: '*' });
+    s.forward([7, 8]); // (a session holding tokens: the stopped pass starts from position 0)
+    const layers = model.info.n_layer;
+    for (let stop = 0; stop < layers; stop++) {
+      s.forward(ids, { stopAtLayer: stop });
+      const names = s.tensorList().map((t) => t.name);
+      let read = 0;
+      for (const n of names) {
+        const layer = /(?:^|\.)blocks\.(\d+)\./.exec(n);
+        const ran = layer ? Number(layer[1]) < stop : /hook_(pos_)?embed$/.test(n);
+        if (ran) {
+          assert.deepEqual(Array.from(s.tensor(n).data), Array.from(whole.tensor(n).data), `${name} stop ${stop}: ${n}`);
+          read++;
+        } else {
+          assert.throws(() => s.tensor(n), new RegExp(`was not computed: the last pass stopped before layer ${stop}`), `${name} stop ${stop}: ${n}`);
+        }
+      }
+      assert.ok(read > 0);
+      assert.equal(s.length, 0, 'the session holds no tokens');
+      assert.throws(() => s.probs(), /no logits yet/);
+    }
+    // the whole depth is a whole pass; the session then goes on as any other
+    s.forward(ids, { stopAtLayer: layers });
+    assert.deepEqual(Array.from(s.logits()), Array.from(whole.logits()));
+    s.forward(ids, { stopAtLayer: 1 });
+    s.forward(ids);
+    assert.deepEqual(Array.from(s.logits()), Array.from(whole.logits()));
+    assert.throws(() => s.forward(ids, { stopAtLayer: layers + 1 }), /layer \d+ is outside \[0, \d+\]/);
+    assert.throws(() => s.forward(ids, { stopAtLayer: 1.5 }), /stopAtLayer must be an integer/);
+    assert.throws(() => s.forward(ids, { stop: 1 }), /unknown option/);
+    model.free();
+  }
+  const translator = L.loadModel(readFixture('transformer-tiny'));
+  const t = translator.createSession();
+  t.encode([1, 2, 3]);
+  assert.throws(() => t.forward([1], { stopAtLayer: 1 }), /encoder-decoder model runs its stacks whole/);
+  translator.free();
+});
+
 test('16-bit weights stay 16-bit in memory and give exactly the f32 results', () => {
   for (const [name, kind] of [['gpt2-tiny-f16', 'F16'], ['gpt2-odd-bf16', 'BF16']]) {
     const { prompt } = readGolden(name);

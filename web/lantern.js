@@ -957,15 +957,21 @@ class Session {
     this.lantern.check(this.lantern.withString(text, (p) => this.lantern.wasm.lt_session_set_capture(h, p)));
   }
 
-  /** Append tokens in one batched pass (prefill). */
-  forward(ids) {
+  /** Append tokens in one batched pass (prefill). Options: stopAtLayer l, as TransformerLens's
+   * stop_at_layer: a pass from position 0 (the session reset first) through the embeddings and
+   * blocks 0 .. l - 1 only, whose captured tensors are readable; nothing after them is computed
+   * (no logits), and the session holds no tokens afterwards. */
+  forward(ids, options) {
     const h = this.live();
+    const { stopAtLayer = null } = optionsOf(options, ['stopAtLayer'], 'forward');
+    if (stopAtLayer !== null) checkInteger(stopAtLayer, 'stopAtLayer');
     const list = Array.from(ids);
     if (list.length === 0) throw new LanternError('forward needs at least one token');
     const bytes = checkIds(list, 'token', this.model.nVocab);
     const ptr = this.lantern.copyIn(bytes);
     try {
-      this.#run(h, ptr, list.length);
+      if (stopAtLayer === null) this.#run(h, ptr, list.length);
+      else this.lantern.check(this.lantern.wasm.lt_session_forward_to(h, ptr, list.length, stopAtLayer));
     } finally {
       this.lantern.wasm.free(ptr);
     }

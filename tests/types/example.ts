@@ -25,6 +25,7 @@ async function main(): Promise<number> {
     const src: Int32Array = session.sourceTokens();
     session.step(src.length);
   }
+  session.forward([1, 2], { stopAtLayer: 1 }); // (layer 0's captures; no tokens held after it)
   session.forward(new Int32Array([1, 2, 3]));
   const sampling: SamplingOptions = { temperature: 0.8, topK: 20, topP: 0.95 };
   const probs: Float32Array = session.probs(sampling);
