@@ -214,9 +214,9 @@ export class Session {
   readonly sourceLength: number;
   /** Keep these tensors from now on: names or globs. */
   setCapture(patterns: string[] | string): void;
-  /** Append tokens in one batched pass (prefill). */
-  /** options.stopAtLayer: a pass from position 0 through blocks 0 .. stopAtLayer - 1 only (TransformerLens's
-   * stop_at_layer); their captures are readable, nothing after them is computed, and the session holds no tokens. */
+  /** Append tokens in one batched pass (prefill). options.stopAtLayer: instead a pass from position 0 through
+   * blocks 0 .. stopAtLayer - 1 only (TransformerLens's stop_at_layer); their captures are readable, nothing
+   * after them is computed, and the session holds no tokens. */
   forward(ids: ArrayLike<number> | Iterable<number>, options?: { stopAtLayer?: number }): void;
   /** Append one token using the KV cache. */
   step(id: number): void;

@@ -61,6 +61,11 @@ static int32_t check_list(const int32_t *list, int32_t n, int32_t limit, const c
 /* Rerun the positions from `from` on of the n tokens ids (encoding the source again first if
  * `encode`), so the KV cache, logits and captures hold what the edits now in force give. */
 static int32_t rerun(lt_session *s, int32_t from, const int32_t *ids, int32_t n, bool encode) {
+    /* a pass stopped at a layer holds no tokens to run again: its captures, unedited, go */
+    if (s->stopped_at >= 0) {
+        lt_session_reset(s);
+        return LT_OK;
+    }
     if (s->defer_reruns) return LT_OK;
     if (encode && s->pass.n_src) {
         int32_t *src = copy_ints(s->pass.src_tokens, s->pass.n_src);

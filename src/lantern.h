@@ -203,11 +203,13 @@ int32_t lt_session_forward(lt_session *session, const int32_t *ids, int32_t n);
 /* A pass over n tokens from position 0 (the session is reset first) that stops before block
  * stop_layer, as TransformerLens's stop_at_layer: the embeddings and blocks 0 .. stop_layer - 1
  * run and their captured tensors are readable; the later blocks, the final norm and the logits
- * are not computed (reading them fails as not captured). The later layers' keys and values are
+ * are not computed (reading them fails: "not computed"). The later layers' keys and values are
  * not written, so the session holds no tokens afterwards (no logits; the next pass starts at
- * position 0). stop_layer == n_layer is a whole pass, as lt_session_reset then lt_session_forward.
+ * position 0; an edit set or cleared then drops the stopped pass's captures). stop_layer ==
+ * n_layer is a whole pass, as lt_session_reset then lt_session_forward.
  * For reading one layer's tensors at the cost of the layers up to it.
- * Returns LT_OK, or the codes of lt_session_forward, or:
+ * Returns LT_OK, or the codes of lt_session_forward (a refusal before the pass leaves the session
+ * as it was; LT_ERR_FORMAT, an overflow, leaves it reset), or:
  *   LT_ERR_OUT_OF_RANGE      stop_layer < 0 or > n_layer;
  *   LT_ERR_UNSUPPORTED       an encoder-decoder model (its stacks run whole). */
 int32_t lt_session_forward_to(lt_session *session, const int32_t *ids, int32_t n, int32_t stop_layer);

@@ -156,6 +156,7 @@ int32_t lt_session_set_capture(lt_session *s, const char *patterns) {
             c->cap = 0;
         }
     }
+    s->stopped_at = -1; /* (what is captured from now on waits for a pass, stopped or not) */
     free(want);
     return LT_OK;
 }
@@ -268,7 +269,8 @@ static int32_t prepare_pass(lt_session *s, int32_t n, lt_stage stage, int32_t n_
 static const char *first_non_finite(const lt_session *s, int32_t n) {
     const lt_model *m = s->pass.model;
     if (!lt_k_all_finite(s->pass.x, (size_t)n * m->d_model)) return "the residual stream";
-    if (!lt_k_all_finite(s->pass.logits, (size_t)m->n_vocab)) return "a logit";
+    /* (a pass stopped at a layer computes no logits: those there are an earlier pass's, or none) */
+    if (s->pass.to_layer >= m->n_layer && !lt_k_all_finite(s->pass.logits, (size_t)m->n_vocab)) return "a logit";
     return NULL;
 }
 
@@ -337,10 +339,15 @@ int32_t lt_session_forward_to(lt_session *s, const int32_t *ids, int32_t n, int3
     if (stop_layer < 0 || stop_layer > m->n_layer)
         return lt_fail(LT_ERR_OUT_OF_RANGE, "forward to a layer: layer %d is outside [0, %d]", (int)stop_layer,
                        (int)m->n_layer);
-    lt_session_reset(s);
+    /* from position 0; a refusal before the pass (bad ids, too many tokens, the capture limit)
+     * leaves the session as it was, an overflow reset (its keys and values from 0 were written) */
+    const int32_t held = s->pass.n_past;
+    s->pass.n_past = 0;
     s->pass.to_layer = stop_layer;
     const int32_t rc = lt_session_forward(s, ids, n);
     s->pass.to_layer = m->n_layer;
+    if (rc == LT_ERR_FORMAT) lt_session_reset(s);
+    else if (rc) s->pass.n_past = held;
     if (rc || stop_layer == m->n_layer) return rc;
     /* what did not run is not readable: the later blocks, the final norm, the logits */
     for (int32_t h = 0; h < m->n_hooks; h++)

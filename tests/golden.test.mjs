@@ -208,8 +208,20 @@ test('stopAtLayer: the blocks before it run, bit for bit as in a whole pass; not
     s.forward(ids, { stopAtLayer: 1 });
     s.forward(ids);
     assert.deepEqual(Array.from(s.logits()), Array.from(whole.logits()));
-    assert.throws(() => s.forward(ids, { stopAtLayer: layers + 1 }), /layer \d+ is outside \[0, \d+\]/);
+    assert.throws(() => s.forward(ids, { stopAtLayer: layers + 1 }), new RegExp(`stopAtLayer ${layers + 1} is outside \\[0, ${layers}\\]`));
+    assert.throws(() => s.forward(ids, { stopAtLayer: 2 ** 32 + 1 }), /is outside/);
     assert.throws(() => s.forward(ids, { stopAtLayer: 1.5 }), /stopAtLayer must be an integer/);
+    // a refusal leaves the session as it was
+    assert.equal(s.length, ids.length);
+    assert.throws(() => s.forward([1, -1], { stopAtLayer: 1 }), /outside the vocabulary/);
+    assert.throws(() => s.forward(new Array(model.nCtx + 1).fill(1), { stopAtLayer: 1 }), /do not fit/);
+    assert.equal(s.length, ids.length);
+    assert.deepEqual(Array.from(s.logits()), Array.from(whole.logits()));
+    // an edit set after a stopped pass drops its captures (they would not be the edited run's)
+    s.forward(ids, { stopAtLayer: 1 });
+    s.edit({ hook: 'blocks.0.hook_resid_pre', op: 'zero' });
+    assert.throws(() => s.tensor('blocks.0.hook_resid_pre'), /no pass has run since/);
+    s.clearEdits();
     assert.throws(() => s.forward(ids, { stop: 1 }), /unknown option/);
     model.free();
   }

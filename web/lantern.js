@@ -964,7 +964,7 @@ class Session {
   forward(ids, options) {
     const h = this.live();
     const { stopAtLayer = null } = optionsOf(options, ['stopAtLayer'], 'forward');
-    if (stopAtLayer !== null) checkInteger(stopAtLayer, 'stopAtLayer');
+    if (stopAtLayer !== null) checkRange(stopAtLayer, 'stopAtLayer', 0, this.model.info.n_layer, 5);
     const list = Array.from(ids);
     if (list.length === 0) throw new LanternError('forward needs at least one token');
     const bytes = checkIds(list, 'token', this.model.nVocab);

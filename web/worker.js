@@ -686,7 +686,7 @@ function pieces(ids, prev = null) {
 
 /** The stages of one attention computation, for the step-by-step view: undefined when the page
  * did not ask (the view is not shown), null when the page already has these. */
-function stepsFor(seq, look, want) {
+function stepsFor(seq, look, want, depth = 0) {
   if (!want) return undefined;
   const kind = isTranslator() ? look.kind : 'self';
   const layer = Math.min(look.layer, store.layers[kind] - 1);
@@ -695,7 +695,8 @@ function stepsFor(seq, look, want) {
   const query = Math.min(want.query ?? T - 1, T - 1);
   const key = `${version}|${kind}|${layer}|${head}|${query}`;
   if (key === want.key) return null;
-  const run = layerPass(seq, kind === 'encoder', layer, 'steps');
+  // (as deep as the block views need too: their pass is this one, when both are on screen)
+  const run = layerPass(seq, kind === 'encoder', layer, 'steps', Math.max(layer + 1, depth));
   const get = (name) => (/\.(W|b)_[A-Z]$/.test(name) ? model.tensor(name) : passTensor(run, name));
   return { key, ...attentionSteps(get, { kind, layer, head, query, post: model.info.norm === 'post',
     rotary: stages.rotaryDims(model.info) > 0, parallel: model.info.parallel_attn_mlp === true }) };
@@ -774,6 +775,16 @@ function layerPass(seq, encoderOnly, layer, view, depth = layer + 1) {
   return inner;
 }
 
+/** The blocks the block views' pass must run: through the layer shown, or all of them for the
+ * final norm (0: no block view asked for). */
+function blockDepth(look, want) {
+  if (!want) return 0;
+  const plan = stages.blockPlan(model.info, isTranslator() ? (look.kind === 'encoder' ? 'encoder' : 'decoder') : 'gpt');
+  const norms = stages.normsOf(plan);
+  const ln = norms.includes(want.ln) ? want.ln : norms[0];
+  return want.views.includes('norm') && ln === 'final' ? plan.layers : Math.min(look.layer, plan.layers - 1) + 1;
+}
+
 /** The block views' stages for the selected token and layer: embedding and position, one
  * LayerNorm, the FFN (only those asked for). undefined when not asked, null when unchanged. */
 function blockFor(seq, look, want) {
@@ -791,7 +802,7 @@ function blockFor(seq, look, want) {
   const head = Math.min(look.head, info.n_head - 1); // the rotary stage measures one head's query
   const key = `${version}|${stack}|${layer}|${head}|${pos}|${ln}|${views}`;
   if (key === want.key) return null;
-  const run = layerPass(seq, stack === 'encoder', layer, 'block', want.views.includes('norm') && ln === 'final' ? plan.layers : layer + 1);
+  const run = layerPass(seq, stack === 'encoder', layer, 'block', blockDepth(look, want));
   const get = (name) => (/\.(w|b)$/.test(name) ? model.tensor(name) : passTensor(run, name));
   const out = {
     key, stack, layer, pos, ln, views: want.views,
@@ -879,7 +890,7 @@ function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, bloc
     attn, grid,
   };
   const t0 = performance.now();
-  const steps = stepsFor(seq, look, want);
+  const steps = stepsFor(seq, look, want, blockDepth(look, blockWant));
   if (steps !== undefined) msg.steps = steps;
   const block = blockFor(seq, look, blockWant);
   if (block !== undefined) msg.block = block;
