@@ -389,6 +389,48 @@ test('a text replaced while it runs: its run stops at the end of a chunk, kept, 
   await page.close();
 });
 
+test('the output and residual views\' pass stops for a request of another text, and runs on for one of the same text', async () => {
+  const { page, errors } = await openPage('?model=austen&engine=strict', { viewport: { width: 1200, height: 900 }, watch: { chunkTokens: 4 } });
+  const tok = austenTokenizer();
+  const a = textOf(tok, 100), b = textOf(tok, 60);
+  await page.fill('#prompt', a);
+  await page.waitForFunction((n) => document.body.dataset.ready === 'true' && document.querySelectorAll('#tokens .chip').length === n, 100, { timeout: 30000 });
+  /** The output panel brought on screen (its pass for the text shown is asked for, held on its
+   * way), then `then` (another request) before it is sent. */
+  const race = (then) => page.evaluate(async (then) => {
+    globalThis.holdViews = true;
+    document.getElementById('output-panel').scrollIntoView({ block: 'start' });
+    while (!globalThis.heldViews?.length) await new Promise((r) => setTimeout(r, 5));
+    if (then.text) {
+      const box = document.getElementById('prompt');
+      box.value = then.text;
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+    } else {
+      const layer = document.getElementById('layer');
+      layer.value = then.layer;
+      layer.dispatchEvent(new Event('input', { bubbles: true }));
+      layer.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+    globalThis.releaseViews();
+  }, then);
+  // another layer, the same text: the pass runs to its end (a view of it is drawn)
+  await race({ layer: '1' });
+  await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('output').childElementCount > 0 &&
+    new URL(location.href).searchParams.get('layer') === '1', null, { timeout: 30000 });
+  assert.deepEqual(await page.evaluate(() => globalThis.supersededSeen), [], 'not stopped for the same text');
+  // scrolled away, the text shown again from the top; then another text while its pass runs: stopped
+  await page.evaluate(() => scrollTo(0, 0));
+  await page.fill('#prompt', `${a} and`);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  await race({ text: b });
+  await page.waitForFunction((n) => document.body.dataset.ready === 'true' && document.querySelectorAll('#tokens .chip').length === n &&
+    document.getElementById('output').childElementCount > 0, 60, { timeout: 30000 });
+  assert.equal((await page.evaluate(() => globalThis.supersededSeen)).length, 1, 'the pass of the text replaced stopped');
+  tok.free();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a run that takes long says how far it has got, under the controls and in the panels that wait for it, until its view comes', async () => {
   // every run says so at once (the page waits 300 ms: a long text on a large model)
   const { page, errors } = await openPage('?model=austen&engine=strict', { viewport: { width: 1200, height: 900 }, watch: { runningAfter: 0 } });

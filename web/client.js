@@ -18,7 +18,9 @@ export function createClient(worker, handlers, { failed = null } = {}) {
   const waiting = new Map(); // id -> { resolve, reject }: requests answered once (tensors)
   let down = failed, spoke = false;
   // the id of the newest view request a newer one has replaced (read by the worker as it runs)
-  const stale = globalThis.crossOriginIsolated === true ? new Int32Array(new SharedArrayBuffer(4)) : null;
+  // (and in its second half, of the newest replaced by a request of another text or ablations)
+  const stale = globalThis.crossOriginIsolated === true ? new Int32Array(new SharedArrayBuffer(8)) : null;
+  let inFlightOf = null; // the text and ablations of the view request in flight
   if (stale) worker.postMessage({ type: 'stale-word', word: stale });
   const sayDown = () => handlers.error({ type: 'error', code: 'worker-failed', args: {}, message: `the engine worker did not start (${down})`, during: 'worker' });
   worker.addEventListener('message', () => { spoke = true; }, { once: true });
@@ -39,13 +41,20 @@ export function createClient(worker, handlers, { failed = null } = {}) {
     worker.postMessage(msg, msg.transfer ?? []);
     return msg.id;
   }
+  const textOf = (msg) => JSON.stringify([msg.seq, msg.ablate]);
+  /** Post a view request, the one in flight from now on. */
+  function sendView(msg) {
+    inFlight = post(msg);
+    inFlightOf = textOf(msg);
+  }
+
   function settle(id) {
     if (id !== inFlight) return true;
     inFlight = null;
     if (pending && !generating) {
       const msg = pending;
       pending = null;
-      inFlight = post(msg);
+      sendView(msg);
       return false; // a newer view is on its way: this one need not be drawn
     }
     return true;
@@ -86,17 +95,16 @@ export function createClient(worker, handlers, { failed = null } = {}) {
       if (inFlight) {
         pending = msg;
         if (stale) Atomics.store(stale, 0, inFlight);
+        if (stale && textOf(msg) !== inFlightOf) Atomics.store(stale, 1, inFlight);
         return;
       }
-      inFlight = post(msg);
+      sendView(msg);
     },
     generate(msg) {
       msg.type = 'generate';
       // a view asked while one ran goes first: the one running may have been told it is replaced
       // (and then draws nothing), and the tokens would stream after the text drawn before it
-      if (pending && stale) {
-        inFlight = post(pending);
-      }
+      if (pending && stale) sendView(pending);
       pending = null;
       generating = true;
       post(msg);

@@ -196,9 +196,11 @@ export const CHOICES = 8;
  * view reads the engine's logits and distribution there. One pass serves both views: at 1024
  * tokens on the GPT-2 shape, each view's own pass took 5 s and 7 s.
  * model(), tokenizer(): the loaded ones; withEdits(session): puts the page's interventions in
- * force on it (or nothing); ran(done, total): how far the whole pass has got (positions).
+ * force on it (or nothing); ran(done, total): how far the whole pass has got (positions; it may
+ * throw to stop the pass, which then starts again from nothing); chunkTokens(): positions a chunk
+ * (undefined: as PASS_BYTES allows; the tests set it).
  */
-export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ran = () => {} }) {
+export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ran = () => {}, chunkTokens = () => undefined }) {
   let session = null, key = null, norms = null, column = null, outputs = null;
   const get = (name) => (name.includes('hook_') ? session.tensor(name) : model().tensor(name));
   /** The whole pass over seq (version), unless held; with the output view's logits when asked
@@ -229,7 +231,7 @@ export function createResidualProbe({ model, tokenizer, withEdits = () => {}, ra
     const nll = withOutput ? new Float64Array(Math.max(T - 1, 0)) : null;
     const normData = normName ? new Float32Array(T * M) : null;
     const perPos = 4 * (rows * M + (withOutput ? m.nVocab + M : 0));
-    const chunk = Math.max(1, Math.floor(PASS_BYTES / perPos));
+    const chunk = chunkTokens() ?? Math.max(1, Math.floor(PASS_BYTES / perPos));
     for (let from = 0; from < T; from += chunk) {
       session.forward(ids.slice(from, Math.min(T, from + chunk)));
       normsInto(data, T, (n) => session.tensor(n), info, stack, from);

@@ -32,8 +32,9 @@
 //
 // In:  load {base, name} | load-files {files} | view {id, seq, look, sampling, topN, gridKey, attnKey?, steps?, block?, output?, split?, runningAfter?, chunkTokens?}
 //      | generate {id, seq, look, sampling, topN, seed, n} | stop | tensor {id, seq, name} | tensors {id, seq, look, format}
-//      | stale-word {word} (an Int32Array on shared memory: the id of the newest view request a newer one has
-//        replaced, which web/client.js writes; a text run for such a request stops between two chunks)
+//      | stale-word {word} (an Int32Array of two on shared memory, which web/client.js writes: the id of the newest
+//        view request a newer one has replaced, and of the newest replaced by one of another text or other
+//        ablations; a text run for the first, the output and residual views' pass for the second, stops between chunks)
 //      | patch {id, seq, corrupt, a, b} | patch-cancel {id}; view and generate also carry ablate (the head
 //      ablations, in force on every session) and view interv (what the intervention views want:
 //      web/experiments.js)
@@ -558,14 +559,16 @@ const RUNNING_EVERY = 150; // ms: and then at most this often
 // tokens on GPT-2 small. What it ran is kept: the session and the attention rows stop at a chunk's
 // end, and the newer request goes on from there where its text shares that start. The page says
 // so in shared memory (a message would wait for the run to end), where the page is cross-origin
-// isolated; elsewhere the run ends as before. Only the text's run stops so: the output and
-// residual views' pass would start again from nothing, and so never end while the page kept asking.
+// isolated; elsewhere the run ends as before. The output and residual views' pass stops so only
+// when the newer request is of another text (or other ablations), which the page writes in the
+// word's second half: it would start again from nothing, and never end while the page asked for
+// other views of the same text.
 let staleWord = null;
 class Superseded extends Error {}
 
 function ran(what, done, total) {
   if (!running) return;
-  if (what === 'text' && running.view && staleWord && Atomics.load(staleWord, 0) >= running.id) throw new Superseded();
+  if (running.view && staleWord && Atomics.load(staleWord, what === 'text' ? 0 : 1) >= running.id) throw new Superseded();
   const now = performance.now();
   if (now - running.t0 < running.after || now - running.last < RUNNING_EVERY) return;
   running.last = now;
@@ -858,7 +861,7 @@ function outputFor(seq, want) {
 // The residual-stream and output views' session (web/residual.js runs it): one whole pass per
 // sequence, then the selected position again, for what each part adds to one token's logit.
 const residualProbe = createResidualProbe({ model: () => model, tokenizer: () => tokenizer, withEdits: (s) => experiments.withEdits(s),
-  ran: (done, total) => ran('sequence', done, total) });
+  ran: (done, total) => ran('sequence', done, total), chunkTokens: () => running?.chunk });
 let residualWant = null; // what the view asked for, with the request being answered
 
 function buildView(id, seq, look, sampling, topN, gridKey, ms, want = null, blockWant = null, outWant = null, ivWant = null, attnKey = null, split = Infinity) {
