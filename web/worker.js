@@ -568,7 +568,10 @@ class Superseded extends Error {}
 
 function ran(what, done, total) {
   if (!running) return;
-  if (running.view && staleWord && Atomics.load(staleWord, what === 'text' ? 0 : 1) >= running.id) throw new Superseded();
+  // (a pass of the views that has just ended is kept: its text may be asked for again)
+  if (running.view && staleWord && !(what === 'sequence' && done >= total) && Atomics.load(staleWord, what === 'text' ? 0 : 1) >= running.id) {
+    throw new Superseded();
+  }
   const now = performance.now();
   if (now - running.t0 < running.after || now - running.last < RUNNING_EVERY) return;
   running.last = now;
@@ -926,6 +929,7 @@ function view(req) {
   try {
     viewOf(req);
   } catch (e) {
+    residualWant = null; // (what the stopped request asked for: a generation's views read it)
     if (!(e instanceof Superseded)) throw e;
     postMessage({ type: 'view', id: req.id, superseded: true });
   }
