@@ -150,9 +150,9 @@ class AttentionStore {
    * K. (Each growth copies the rows kept, 470 MB at 900 tokens on GPT-2 small: the callers say how
    * many rows will come, and keep adds a quarter.) */
   reserve(kind, total, causal, K) {
-    const H = this.H, s = this.kinds[kind], n = s.n, start = s.starts[n];
-    if (total <= n) return;
-    const end = start + H * (causal ? (total * (total + 1) - n * (n + 1)) / 2 : (total - n) * K);
+    const s = this.kinds[kind], start = s.starts[s.n];
+    if (total <= s.n) return;
+    const end = this.#end(s, total, causal, K);
     for (const stage of ['pattern', 'scores']) {
       const arrays = s[stage];
       for (let l = 0; l < arrays.length; l++) {
@@ -164,6 +164,13 @@ class AttentionStore {
     }
   }
 
+  /** Where `rows` rows in all of kind s would end (in floats), after those kept: causal rows of
+   * q + 1 keys, the others of K. */
+  #end(s, rows, causal, K) {
+    const n = s.n;
+    return s.starts[n] + this.H * (causal ? (rows * (rows + 1) - n * (n + 1)) / 2 : (rows - n) * K);
+  }
+
   /** Keep rows from..from+count of the last pass (from: at most the rows kept); causal kinds keep
    * only the keys they could see. Room is made for `total` rows like these. */
   keep(kind, from, count, causal, total = from + count) {
@@ -173,7 +180,7 @@ class AttentionStore {
     const K = session.withTensor(`${HOOKS[kind](0)}.hook_pattern`, (t) => t.shape[2]);
     const keysAt = (q) => (causal ? q + 1 : K);
     const end = from + count;
-    if (s.pattern[0].length < s.starts[from] + H * (causal ? (end * (end + 1) - from * (from + 1)) / 2 : count * K)) {
+    if (s.pattern[0].length < this.#end(s, end, causal, K)) {
       // with room for a quarter more rows (up to the context): the text typed on past its end
       // would otherwise copy them all at its first new token (600 MB at 1000 tokens)
       const rows = Math.max(total, end);
@@ -753,7 +760,7 @@ function layerPass(seq, encoderOnly, layer, view, depth = layer + 1) {
     if (isTranslator()) {
       s.encode(seq.src);
       if (!encoderOnly) s.forward(seq.ids);
-    } else if (depth < model.info.n_layer) s.forward(seq.ids, { stopAtLayer: depth });
+    } else if (depth < info.n_layer) s.forward(seq.ids, { stopAtLayer: depth });
     else s.forward(seq.ids);
   };
   const reached = isTranslator() ? Infinity : depth;
